@@ -1,0 +1,2 @@
+//! The `dlcfuzz` command line.
+fn main() {}

@@ -1,0 +1,1 @@
+//! campaign (filled in below).

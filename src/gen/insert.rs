@@ -1,0 +1,312 @@
+//! NNSmith's Algorithm 1: grow a graph by forward insertion (an op consumes existing tensors)
+//! and backward insertion (an op replaces a placeholder, producing its type), solving each
+//! insertion's constraints with [`super::solve`].
+
+use super::menu::{Choice, Menu};
+use super::solve::VarTable;
+use super::sym::{Bool, Int};
+use super::Recipe;
+use crate::ir::{DType, Graph, NodeKind, TensorType, ValueRef};
+use crate::ops::{registry, AttrCx, OpSpec, SymTensor, ValueDomain, MAX_RANK};
+use crate::ir::graph::OpNode;
+use arbitrary::Unstructured;
+use petgraph::stable_graph::NodeIndex;
+use std::collections::BTreeMap;
+
+/// Largest dimension of a placeholder.
+pub const MAX_LEAF_DIM: i64 = 8;
+/// Largest dimension of any op output.
+pub const MAX_OUT_DIM: i64 = 48;
+/// Largest element count of any tensor.
+pub const MAX_NUMEL: usize = 4096;
+/// Insertion attempts per step before the step is skipped.
+const ATTEMPTS: usize = 6;
+/// Steps allowed per wanted node before generation stops.
+const STEPS_PER_NODE: usize = 4;
+
+/// The raw result of generation: the graph (leaves still placeholders) and the value domains
+/// some placeholders need.
+pub struct Generated {
+    /// The graph.
+    pub graph: Graph,
+    /// Placeholders whose values must lie in a restricted domain.
+    pub domains: BTreeMap<NodeIndex, ValueDomain>,
+}
+
+/// A choice in `[0, n)` from the bytes, shifted by the attempt number so that retries on
+/// exhausted input still explore.
+fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    (u.arbitrary::<u16>().unwrap_or(0) as usize + attempt * 7) % n
+}
+
+/// A fresh symbolic tensor for a new placeholder of the given dtype and rank.
+fn fresh_tensor(vars: &mut VarTable, u: &mut Unstructured, dtype: DType, rank: usize, tag: &str) -> SymTensor {
+    let dims = (0..rank).map(|i| vars.fresh(format!("{tag}.d{i}"), 1, MAX_LEAF_DIM, u)).collect();
+    SymTensor { dtype, dims }
+}
+
+fn concrete(t: &TensorType) -> SymTensor {
+    SymTensor { dtype: t.dtype, dims: t.shape.iter().map(|d| Int::from(*d)).collect() }
+}
+
+fn eval_shape(dims: &[Int], env: &[i64]) -> Option<Vec<usize>> {
+    dims.iter().map(|d| d.eval(env).and_then(|v| usize::try_from(v).ok())).collect()
+}
+
+/// Where an insertion's operands come from.
+enum Operand {
+    Existing(ValueRef),
+    Fresh(ValueDomain),
+}
+
+struct Generator<'m> {
+    menu: &'m Menu,
+    graph: Graph,
+    placeholders: Vec<NodeIndex>,
+    domains: BTreeMap<NodeIndex, ValueDomain>,
+}
+
+/// Generates a graph of about `target` op nodes from the recipe's step chunks.
+pub fn generate(recipe: &Recipe, menu: &Menu, target: usize) -> Generated {
+    let mut gen = Generator { menu, graph: Graph::new(), placeholders: Vec::new(), domains: BTreeMap::new() };
+    let empty: Vec<u8> = Vec::new();
+    let chunk = |i: usize| recipe.steps.get(i).unwrap_or(&empty);
+    gen.seed_placeholder(chunk(0));
+    let mut step = 0;
+    while gen.graph.op_count() < target && step < target.max(1) * STEPS_PER_NODE {
+        gen.step(chunk(step), recipe.config.backward_chance, step);
+        step += 1;
+    }
+    if gen.graph.op_count() == 0 {
+        gen.force_identity();
+    }
+    Generated { graph: gen.graph, domains: gen.domains }
+}
+
+impl Generator<'_> {
+    fn seed_placeholder(&mut self, chunk: &[u8]) {
+        let mut u = Unstructured::new(chunk);
+        let dtypes = self.menu.first_input_dtypes();
+        let dtype = dtypes.get(pick(&mut u, dtypes.len(), 0)).copied().unwrap_or(DType::F32);
+        let rank = 1 + pick(&mut u, MAX_RANK, 0);
+        let shape = (0..rank).map(|_| 1 + pick(&mut u, MAX_LEAF_DIM as usize, 0)).collect();
+        let p = self.graph.add_leaf(NodeKind::Placeholder, TensorType::new(dtype, shape));
+        self.placeholders.push(p);
+    }
+
+    fn force_identity(&mut self) {
+        let p = self.placeholders[0];
+        let ty = self.graph.node(p).outputs[0].clone();
+        let spec = crate::ops::spec_id("Identity").expect("Identity is registered");
+        let op = OpNode {
+            spec,
+            sig: crate::ops::Sig::uniform(ty.dtype, 1),
+            attrs: crate::ops::Attrs { class: crate::ops::DEFAULT_CLASS.into(), ..Default::default() },
+        };
+        self.graph.add_op(op, vec![ty], &[ValueRef { node: p, output: 0 }]);
+    }
+
+    fn step(&mut self, chunk: &[u8], backward_chance: u8, step: usize) -> bool {
+        let mut u = Unstructured::new(chunk);
+        let roll = u.arbitrary::<u8>().unwrap_or(0).wrapping_add(step as u8);
+        let backward = !self.placeholders.is_empty() && roll < backward_chance;
+        for attempt in 0..ATTEMPTS {
+            let done = if backward { self.try_backward(&mut u, attempt) } else { self.try_forward(&mut u, attempt) };
+            if done {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn try_forward(&mut self, u: &mut Unstructured, attempt: usize) -> bool {
+        let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
+        let spec = &*registry()[entry.spec];
+        let values = self.graph.values();
+        let Some(choice) = self.pick_forward_choice(u, spec, &entry.choices, &values, attempt) else {
+            return false;
+        };
+        let ranks = spec.input_ranks(&choice.sig);
+        let domains = spec.input_domains(&choice.sig);
+        let first: Vec<ValueRef> = values
+            .iter()
+            .copied()
+            .filter(|v| {
+                let t = self.graph.ty(*v);
+                t.dtype == choice.sig.inputs[0] && ranks[0].contains(&t.rank())
+            })
+            .collect();
+        let mut vars = VarTable::default();
+        let mut operands = vec![Operand::Existing(first[pick(u, first.len(), attempt)])];
+        let mut inputs = vec![concrete(self.graph.ty(match operands[0] {
+            Operand::Existing(v) => v,
+            Operand::Fresh(_) => unreachable!("first operand is existing"),
+        }))];
+        for i in 1..choice.sig.inputs.len() {
+            let dtype = choice.sig.inputs[i];
+            let reusable: Vec<ValueRef> = values
+                .iter()
+                .copied()
+                .filter(|v| {
+                    let t = self.graph.ty(*v);
+                    t.dtype == dtype && ranks[i].contains(&t.rank())
+                })
+                .collect();
+            let reuse = domains[i] == ValueDomain::Any && !reusable.is_empty() && u.ratio(1u8, 3u8).unwrap_or(false);
+            if reuse {
+                let v = reusable[pick(u, reusable.len(), attempt)];
+                inputs.push(concrete(self.graph.ty(v)));
+                operands.push(Operand::Existing(v));
+            } else {
+                let rank = if ranks[i].contains(&inputs[0].rank()) && u.ratio(3u8, 4u8).unwrap_or(true) {
+                    inputs[0].rank()
+                } else {
+                    let (lo, hi) = (*ranks[i].start(), (*ranks[i].end()).min(MAX_RANK));
+                    lo + pick(u, hi.saturating_sub(lo) + 1, 0)
+                };
+                inputs.push(fresh_tensor(&mut vars, u, dtype, rank, &format!("in{i}")));
+                operands.push(Operand::Fresh(domains[i]));
+            }
+        }
+        if domains[0] != ValueDomain::Any {
+            return false;
+        }
+        let mut cx = AttrCx { u, vars: &mut vars, sig: &choice.sig, class: choice.class, out_rank: None };
+        let attrs = spec.attrs(&mut cx, &inputs);
+        let outs = spec.type_transfer(&attrs, &inputs);
+        let mut reqs = spec.requires(&attrs, &inputs);
+        reqs.extend(output_bounds(&outs));
+        let Some(env) = vars.solve(&reqs) else { return false };
+        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else { return false };
+        let refs: Vec<ValueRef> = operands
+            .iter()
+            .zip(&resolved.inputs)
+            .map(|(op, ty)| match op {
+                Operand::Existing(v) => *v,
+                Operand::Fresh(domain) => self.new_placeholder(ty.clone(), *domain),
+            })
+            .collect();
+        self.graph.add_op(resolved.op, resolved.outputs, &refs);
+        true
+    }
+
+    fn pick_forward_choice(
+        &self,
+        u: &mut Unstructured,
+        spec: &dyn OpSpec,
+        choices: &[Choice],
+        values: &[ValueRef],
+        attempt: usize,
+    ) -> Option<Choice> {
+        let usable: Vec<&Choice> = choices
+            .iter()
+            .filter(|c| {
+                let r0 = spec.input_ranks(&c.sig)[0].clone();
+                values.iter().any(|v| {
+                    let t = self.graph.ty(*v);
+                    t.dtype == c.sig.inputs[0] && r0.contains(&t.rank())
+                })
+            })
+            .collect();
+        usable.get(pick(u, usable.len(), attempt)).map(|c| (*c).clone())
+    }
+
+    fn try_backward(&mut self, u: &mut Unstructured, attempt: usize) -> bool {
+        let p = self.placeholders[pick(u, self.placeholders.len(), attempt)];
+        let target = self.graph.node(p).outputs[0].clone();
+        let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
+        let spec = &*registry()[entry.spec];
+        let usable: Vec<&Choice> = entry.choices.iter().filter(|c| c.sig.outputs[0] == target.dtype).collect();
+        let Some(choice) = usable.get(pick(u, usable.len(), attempt)).map(|c| (*c).clone()) else {
+            return false;
+        };
+        let Some(ranks) = spec.infer_input_types(&choice.sig, target.rank(), u) else { return false };
+        let accepted = spec.input_ranks(&choice.sig);
+        if ranks.len() != accepted.len() || ranks.iter().zip(&accepted).any(|(r, a)| !a.contains(r) || *r > MAX_RANK) {
+            return false;
+        }
+        let mut vars = VarTable::default();
+        let inputs: Vec<SymTensor> = ranks
+            .iter()
+            .zip(&choice.sig.inputs)
+            .enumerate()
+            .map(|(i, (r, d))| fresh_tensor(&mut vars, u, *d, *r, &format!("in{i}")))
+            .collect();
+        let mut cx = AttrCx { u, vars: &mut vars, sig: &choice.sig, class: choice.class, out_rank: Some(target.rank()) };
+        let attrs = spec.attrs(&mut cx, &inputs);
+        let outs = spec.type_transfer(&attrs, &inputs);
+        if outs[0].len() != target.rank() {
+            return false;
+        }
+        let mut reqs = spec.requires(&attrs, &inputs);
+        reqs.extend(outs[0].iter().zip(&target.shape).map(|(d, t)| d.eq(*t)));
+        reqs.extend(output_bounds(&outs[1..]));
+        let Some(env) = vars.solve(&reqs) else { return false };
+        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else { return false };
+        if resolved.outputs[0] != target {
+            return false;
+        }
+        let domains = spec.input_domains(&choice.sig);
+        let refs: Vec<ValueRef> = resolved
+            .inputs
+            .iter()
+            .zip(domains)
+            .map(|(ty, domain)| self.new_placeholder(ty.clone(), domain))
+            .collect();
+        self.placeholders.retain(|q| *q != p);
+        self.domains.remove(&p);
+        self.graph.replace_placeholder(p, resolved.op, resolved.outputs, &refs);
+        true
+    }
+
+    fn new_placeholder(&mut self, ty: TensorType, domain: ValueDomain) -> ValueRef {
+        let n = self.graph.add_leaf(NodeKind::Placeholder, ty);
+        self.placeholders.push(n);
+        if domain != ValueDomain::Any {
+            self.domains.insert(n, domain);
+        }
+        ValueRef { node: n, output: 0 }
+    }
+}
+
+/// Every output dim in `[1, MAX_OUT_DIM]`.
+fn output_bounds(outs: &[Vec<Int>]) -> Vec<Bool> {
+    outs.iter().flatten().map(|d| d.within(1i64, MAX_OUT_DIM)).collect()
+}
+
+/// An insertion made concrete by a solver assignment.
+struct Resolved {
+    op: OpNode,
+    inputs: Vec<TensorType>,
+    outputs: Vec<TensorType>,
+}
+
+impl Resolved {
+    fn new(
+        spec: &dyn OpSpec,
+        choice: &Choice,
+        attrs: &crate::ops::SymAttrs,
+        inputs: &[SymTensor],
+        outs: &[Vec<Int>],
+        env: &[i64],
+    ) -> Option<Resolved> {
+        let attrs = attrs.concretize(env)?;
+        let inputs: Vec<TensorType> = inputs
+            .iter()
+            .map(|t| Some(TensorType::new(t.dtype, eval_shape(&t.dims, env)?)))
+            .collect::<Option<_>>()?;
+        let outputs: Vec<TensorType> = outs
+            .iter()
+            .zip(&choice.sig.outputs)
+            .map(|(dims, d)| Some(TensorType::new(*d, eval_shape(dims, env)?)))
+            .collect::<Option<_>>()?;
+        if inputs.iter().chain(&outputs).any(|t| t.numel() > MAX_NUMEL || t.shape.contains(&0)) {
+            return None;
+        }
+        let spec_id = crate::ops::spec_id(spec.name())?;
+        Some(Resolved { op: OpNode { spec: spec_id, sig: choice.sig.clone(), attrs }, inputs, outputs })
+    }
+}

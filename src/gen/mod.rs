@@ -1,0 +1,185 @@
+//! Test-case generation: fuzzer bytes → [`Recipe`] → valid typed [`Graph`] plus values.
+//!
+//! The recipe is `Arbitrary`: a fixed-size swarm [`Config`] (which ops and dtypes this case may
+//! use, how many nodes, how often to insert backward) followed by fixed-size byte chunks, one
+//! per insertion step. Each step reads only its own chunk, so flipping one byte changes one
+//! step's choices, and an exhausted input just yields zeros: every byte string decodes.
+
+mod insert;
+pub mod menu;
+pub mod solve;
+pub mod sym;
+
+use crate::ir::{Graph, NodeKind, Tensor};
+use crate::values::sample_tensor;
+use arbitrary::{Arbitrary, Unstructured};
+use petgraph::stable_graph::NodeIndex;
+use rand::SeedableRng;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use menu::Menu;
+
+/// Bytes the [`Config`] occupies at the head of every input.
+pub const CONFIG_BYTES: usize = 40;
+/// Bytes each insertion step reads.
+pub const STEP_BYTES: usize = 48;
+
+/// Bounds on generated graphs, set by the caller (not the bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Fewest operator nodes to aim for.
+    pub min_nodes: usize,
+    /// Most operator nodes to aim for.
+    pub max_nodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { min_nodes: 1, max_nodes: 10 }
+    }
+}
+
+impl Limits {
+    /// Exactly `n` nodes (as far as insertion succeeds).
+    pub fn exact(n: usize) -> Self {
+        Limits { min_nodes: n, max_nodes: n }
+    }
+}
+
+/// The swarm configuration of one test case (itself decoded from bytes).
+#[derive(Clone, Debug, PartialEq, Eq, Arbitrary)]
+pub struct Config {
+    /// Ops enabled for this case: bit i enables registry index i (mod 128).
+    pub op_mask: u128,
+    /// Dtypes enabled for this case: bit i enables `DType::ALL[i]`.
+    pub dtype_mask: u16,
+    /// Raw node-count choice, mapped into [`Limits`].
+    pub nodes: u8,
+    /// Chance (out of 255) that a step inserts backward.
+    pub backward_chance: u8,
+    /// Chance (out of 255) that a placeholder becomes a weight.
+    pub weight_chance: u8,
+    /// Seed of the input and weight values.
+    pub value_seed: u64,
+}
+
+impl Config {
+    /// The dtypes enabled, or all of them when the mask enables none.
+    pub fn dtypes(&self) -> BTreeSet<crate::ir::DType> {
+        let set: BTreeSet<_> = crate::ir::DType::ALL
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.dtype_mask & (1 << i) != 0)
+            .map(|(_, d)| *d)
+            .collect();
+        if set.is_empty() {
+            crate::ir::DType::ALL.iter().copied().collect()
+        } else {
+            set
+        }
+    }
+
+    /// The node count this case aims for.
+    pub fn target_nodes(&self, limits: &Limits) -> usize {
+        let span = limits.max_nodes.saturating_sub(limits.min_nodes) + 1;
+        limits.min_nodes + usize::from(self.nodes) % span
+    }
+}
+
+/// The decoded fuzz input: a config plus one byte chunk per insertion step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recipe {
+    /// Swarm configuration.
+    pub config: Config,
+    /// Step chunks, each at most [`STEP_BYTES`] long.
+    pub steps: Vec<Vec<u8>>,
+}
+
+impl<'a> Arbitrary<'a> for Recipe {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        let head = u.bytes(CONFIG_BYTES.min(u.len()))?;
+        let mut padded = [0u8; CONFIG_BYTES];
+        padded[..head.len()].copy_from_slice(head);
+        let config = Config::arbitrary(&mut Unstructured::new(&padded))?;
+        let rest = u.bytes(u.len())?;
+        let steps = rest.chunks(STEP_BYTES).map(<[u8]>::to_vec).collect();
+        Ok(Recipe { config, steps })
+    }
+}
+
+impl Recipe {
+    /// Decodes any byte string (never fails).
+    pub fn from_bytes(bytes: &[u8]) -> Recipe {
+        Recipe::arbitrary_take_rest(Unstructured::new(bytes)).expect("recipe decoding is total")
+    }
+}
+
+/// A generated test case: the graph plus values for its inputs and weights.
+#[derive(Clone, Debug)]
+pub struct TestCase {
+    /// The swarm config it came from.
+    pub config: Config,
+    /// The graph (leaves are inputs or weights).
+    pub graph: Graph,
+    /// A value for every input and weight leaf.
+    pub values: BTreeMap<NodeIndex, Tensor>,
+}
+
+impl TestCase {
+    /// Decodes `bytes` into a valid test case using the choices in `menu`.
+    pub fn decode(bytes: &[u8], menu: &Menu, limits: &Limits) -> TestCase {
+        Self::from_recipe(&Recipe::from_bytes(bytes), menu, limits)
+    }
+
+    /// Builds the test case a recipe describes.
+    pub fn from_recipe(recipe: &Recipe, menu: &Menu, limits: &Limits) -> TestCase {
+        let config = &recipe.config;
+        let menu = menu.swarm(config.op_mask, &config.dtypes());
+        let out = insert::generate(recipe, &menu, config.target_nodes(limits));
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.value_seed);
+        let mut graph = out.graph;
+        let mut values = BTreeMap::new();
+        let leaves = graph.leaves(&NodeKind::Placeholder);
+        let mut any_input = false;
+        for (i, leaf) in leaves.iter().enumerate() {
+            let weight_roll = recipe.steps.get(i).and_then(|s| s.last()).copied().unwrap_or(255);
+            let last = i + 1 == leaves.len();
+            let weight = weight_roll < config.weight_chance && !(last && !any_input);
+            any_input |= !weight;
+            let node = graph.node_mut(*leaf);
+            node.kind = if weight { NodeKind::Weight } else { NodeKind::Input };
+            let domain = out.domains.get(leaf).copied().unwrap_or(crate::ops::ValueDomain::Any);
+            values.insert(*leaf, sample_tensor(&node.outputs[0], domain, &mut rng));
+        }
+        TestCase { config: config.clone(), graph, values }
+    }
+
+    /// Input leaves in emission order.
+    pub fn inputs(&self) -> Vec<NodeIndex> {
+        self.graph.leaves(&NodeKind::Input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_short_inputs_decode_to_a_graph() {
+        let menu = Menu::everything();
+        for bytes in [&[][..], &[1u8][..], &[255u8; 7][..]] {
+            let case = TestCase::decode(bytes, &menu, &Limits::default());
+            assert!(case.graph.op_count() >= 1);
+            assert!(case.graph.is_connected());
+            assert!(!case.inputs().is_empty());
+        }
+    }
+
+    #[test]
+    fn recipe_splits_config_and_steps() {
+        let bytes: Vec<u8> = (0..(CONFIG_BYTES + STEP_BYTES + 5) as u32).map(|i| i as u8).collect();
+        let r = Recipe::from_bytes(&bytes);
+        assert_eq!(r.steps.len(), 2);
+        assert_eq!(r.steps[1].len(), 5);
+    }
+}

@@ -1,0 +1,171 @@
+//! Solving an insertion's constraints: a concrete fast path, then incremental z3 with push/pop.
+//!
+//! Every free variable (an attribute, or a dimension of a new placeholder) carries a *hint*
+//! drawn from the fuzzer bytes through one of k = 6 exponential bins. The hints are tried
+//! concretely first; when they violate a `requires`, z3 finds a model of the constraints and
+//! then, variable by variable, adds "equal to the hint" or else "inside the hint's bin" only
+//! where that stays satisfiable (NNSmith's attribute binning). Small byte changes move hints,
+//! not the whole solution, which keeps decoding local.
+
+use super::sym::{Bool, Int};
+use arbitrary::Unstructured;
+use z3::{Params, SatResult, Solver};
+
+/// Number of exponential bins a hint is drawn from (NNSmith's k).
+pub const BINS: u32 = 6;
+
+/// Milliseconds z3 may spend on one check before it counts as unsatisfiable.
+const CHECK_TIMEOUT_MS: u32 = 200;
+
+/// One free variable of an insertion.
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    /// Human-readable name (`conv.stride0`, `in1.d2`), for debugging.
+    pub name: String,
+    /// Inclusive lower bound.
+    pub lo: i64,
+    /// Inclusive upper bound.
+    pub hi: i64,
+    /// Preferred value, drawn from the bytes.
+    pub hint: i64,
+    /// The exponential bin the hint came from, as an inclusive range.
+    pub bin: (i64, i64),
+}
+
+/// The free variables of one insertion attempt.
+#[derive(Clone, Debug, Default)]
+pub struct VarTable {
+    vars: Vec<VarInfo>,
+}
+
+/// Offsets `[first, last]` of exponential bin `index` over a domain of `width + 1` values:
+/// bin 0 is `{0}`, bin i is `[2^(i-1), 2^i - 1]`, the last bin is open up to `width`.
+pub fn bin_range(index: u32, width: i64) -> (i64, i64) {
+    let (first, last) = match index {
+        0 => (0, 0),
+        i if i + 1 >= BINS => (1i64 << (i - 1), width),
+        i => (1i64 << (i - 1), (1i64 << i) - 1),
+    };
+    (first.min(width), last.min(width))
+}
+
+impl VarTable {
+    /// Creates a variable in `[lo, hi]` whose hint is decoded from exactly two bytes of `u`
+    /// (bin, then position inside the bin).
+    pub fn fresh(&mut self, name: impl Into<String>, lo: i64, hi: i64, u: &mut Unstructured) -> Int {
+        let hi = hi.max(lo);
+        let bin_byte = u.arbitrary::<u8>().unwrap_or(0);
+        let pos_byte = u.arbitrary::<u8>().unwrap_or(0);
+        let (first, last) = bin_range(u32::from(bin_byte) % BINS, hi - lo);
+        let offset = first + i64::from(pos_byte) % (last - first + 1);
+        self.vars.push(VarInfo {
+            name: name.into(),
+            lo,
+            hi,
+            hint: lo + offset,
+            bin: (lo + first, lo + last),
+        });
+        Int::var(self.vars.len() - 1)
+    }
+
+    /// The variables created so far.
+    pub fn vars(&self) -> &[VarInfo] {
+        &self.vars
+    }
+
+    /// Finds values for every variable that satisfy `requires` and the variables' bounds,
+    /// staying as close to the hints as the constraints allow. `None` when unsatisfiable (or
+    /// when z3 gives up).
+    pub fn solve(&self, requires: &[Bool]) -> Option<Vec<i64>> {
+        let hints: Vec<i64> = self.vars.iter().map(|v| v.hint).collect();
+        if requires.iter().all(|r| r.eval(&hints) == Some(true)) {
+            return Some(hints);
+        }
+        if requires.iter().any(|r| r.as_const() == Some(false)) {
+            return None;
+        }
+        let values = self.solve_with_z3(requires)?;
+        requires.iter().all(|r| r.eval(&values) == Some(true)).then_some(values)
+    }
+
+    fn solve_with_z3(&self, requires: &[Bool]) -> Option<Vec<i64>> {
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32("timeout", CHECK_TIMEOUT_MS);
+        solver.set_params(&params);
+        let consts: Vec<z3::ast::Int> = (0..self.vars.len())
+            .map(|i| z3::ast::Int::new_const(format!("v{i}")))
+            .collect();
+        for (info, c) in self.vars.iter().zip(&consts) {
+            solver.assert(c.ge(info.lo));
+            solver.assert(c.le(info.hi));
+        }
+        for r in requires {
+            solver.assert(r.to_z3(&consts));
+        }
+        if solver.check() != SatResult::Sat {
+            return None;
+        }
+        for (info, c) in self.vars.iter().zip(&consts) {
+            let keep_if_sat = |pred: z3::ast::Bool| {
+                solver.push();
+                solver.assert(pred);
+                if solver.check() == SatResult::Sat {
+                    true
+                } else {
+                    solver.pop(1);
+                    false
+                }
+            };
+            if !keep_if_sat(c.eq(info.hint)) {
+                keep_if_sat(z3::ast::Bool::and(&[c.ge(info.bin.0), c.le(info.bin.1)]));
+            }
+        }
+        if solver.check() != SatResult::Sat {
+            return None;
+        }
+        let model = solver.get_model()?;
+        consts
+            .iter()
+            .map(|c| model.eval(c, true).and_then(|v| v.as_i64()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_cover_the_domain_exponentially() {
+        assert_eq!(bin_range(0, 100), (0, 0));
+        assert_eq!(bin_range(1, 100), (1, 1));
+        assert_eq!(bin_range(3, 100), (4, 7));
+        assert_eq!(bin_range(5, 100), (16, 100));
+        assert_eq!(bin_range(4, 5), (5, 5));
+    }
+
+    #[test]
+    fn hints_are_kept_when_they_satisfy() {
+        let bytes = [2u8, 0, 3, 1];
+        let mut u = Unstructured::new(&bytes);
+        let mut t = VarTable::default();
+        let a = t.fresh("a", 1, 64, &mut u);
+        let b = t.fresh("b", 1, 64, &mut u);
+        let hints: Vec<i64> = t.vars().iter().map(|v| v.hint).collect();
+        assert_eq!(t.solve(&[a.le(b)]), Some(hints));
+    }
+
+    #[test]
+    fn z3_repairs_violated_hints_and_respects_nonlinear_requires() {
+        let bytes = [0u8; 8];
+        let mut u = Unstructured::new(&bytes);
+        let mut t = VarTable::default();
+        let a = t.fresh("a", 1, 16, &mut u);
+        let b = t.fresh("b", 1, 16, &mut u);
+        let sol = t.solve(&[(&a * &b).eq(12i64), a.gt(b.clone())]).expect("satisfiable");
+        assert_eq!(sol[0] * sol[1], 12);
+        assert!(sol[0] > sol[1]);
+        assert!(t.solve(&[a.gt(16i64)]).is_none());
+    }
+}

@@ -1,0 +1,10 @@
+//! The typed intermediate representation: element types, tensor types, tensor values and the
+//! computational graph.
+
+pub mod dtype;
+pub mod graph;
+pub mod tensor;
+
+pub use dtype::DType;
+pub use graph::{Graph, Node, NodeKind, ValueRef};
+pub use tensor::{Buffer, Tensor, TensorType};

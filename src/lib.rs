@@ -1,0 +1,19 @@
+//! dlcfuzz: coverage-guided fuzzing of deep-learning compilers.
+//!
+//! Fuzzer bytes are decoded ([`gen::Recipe`]) into valid, typed computational graphs
+//! ([`ir::Graph`]) built from operator specifications ([`ops`]) with incremental z3 solving
+//! ([`gen::solve`]). Graphs are emitted as ONNX ([`emit::onnx`]), run on backends
+//! ([`backend`]), and judged by oracles ([`oracle`]). [`campaign`] drives in-process fuzzing
+//! loops and writes findings.
+
+pub mod backend;
+pub mod campaign;
+pub mod emit;
+pub mod gen;
+pub mod ir;
+pub mod oracle;
+pub mod ops;
+pub mod paths;
+pub mod values;
+
+pub use gen::{Config, Recipe, TestCase};

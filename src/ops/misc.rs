@@ -1,0 +1,115 @@
+//! Where, Cast and Clip.
+
+use super::shape::{broadcast, broadcast_input_ranks};
+use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
+#[cfg(test)]
+use super::DEFAULT_CLASS;
+use crate::gen::sym::{Bool, Int};
+use crate::ir::DType;
+use arbitrary::Unstructured;
+
+/// `Where(cond, x, y)` with three-way broadcasting.
+struct Where;
+
+impl OpSpec for Where {
+    fn name(&self) -> &'static str {
+        "Where"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        DType::ALL.iter().map(|t| Sig::new(vec![DType::Bool, *t, *t], vec![*t])).collect()
+    }
+    fn infer_input_types(&self, _sig: &Sig, out_rank: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+        Some(broadcast_input_ranks(3, out_rank, u))
+    }
+    fn requires(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Bool> {
+        broadcast(&[&ins[0].dims, &ins[1].dims, &ins[2].dims]).0
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![broadcast(&[&ins[0].dims, &ins[1].dims, &ins[2].dims]).1]
+    }
+}
+
+/// `Cast(x, to)`: one signature per (from, to) pair.
+struct Cast;
+
+impl OpSpec for Cast {
+    fn name(&self) -> &'static str {
+        "Cast"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        let mut sigs = Vec::new();
+        for from in DType::ALL {
+            for to in DType::ALL {
+                sigs.push(Sig::new(vec![from], vec![to]));
+            }
+        }
+        sigs
+    }
+    fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
+        let mut attrs = SymAttrs::default();
+        attrs.set("to", AttrValue::Int(Int::from(i64::from(cx.sig.outputs[0].onnx_code()))));
+        attrs
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![ins[0].dims.clone()]
+    }
+}
+
+/// `Clip(x, min, max)` with constant scalar bounds, `min <= max`.
+struct Clip;
+
+impl OpSpec for Clip {
+    fn name(&self) -> &'static str {
+        "Clip"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        DType::numeric().into_iter().map(|t| Sig::uniform(t, 1)).collect()
+    }
+    fn classes(&self) -> Vec<&'static str> {
+        vec!["min_max", "min_only", "max_only"]
+    }
+    fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
+        let dtype = cx.sig.inputs[0];
+        let (lo_range, hi_range) = if dtype.is_unsigned() { (0.0, 6.0) } else { (-3.0, 3.0) };
+        let a = cx.float(lo_range, hi_range) as f64;
+        let b = cx.float(lo_range, hi_range) as f64;
+        let (lo, hi) = if dtype.is_float() { (a.min(b), a.max(b)) } else { (a.min(b).round(), a.max(b).round()) };
+        let consts = match cx.class {
+            "min_only" => vec![ConstInput::Scalar(dtype, lo)],
+            "max_only" => vec![ConstInput::Absent, ConstInput::Scalar(dtype, hi)],
+            _ => vec![ConstInput::Scalar(dtype, lo), ConstInput::Scalar(dtype, hi)],
+        };
+        SymAttrs { class: cx.class.into(), named: Vec::new(), consts }
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![ins[0].dims.clone()]
+    }
+}
+
+/// Where, Cast and Clip.
+pub fn specs() -> Vec<Box<dyn OpSpec>> {
+    vec![Box::new(Where), Box::new(Cast), Box::new(Clip)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cast_covers_every_pair_and_sets_to() {
+        assert_eq!(Cast.sigs().len(), 144);
+        let bytes = [0u8; 4];
+        let mut u = Unstructured::new(&bytes);
+        let mut vars = crate::gen::solve::VarTable::default();
+        let sig = Sig::new(vec![DType::F32], vec![DType::I64]);
+        let mut cx = AttrCx { u: &mut u, vars: &mut vars, sig: &sig, class: DEFAULT_CLASS, out_rank: None };
+        let attrs = Cast.attrs(&mut cx, &[]);
+        assert_eq!(attrs.int("to").as_const(), Some(7));
+    }
+}

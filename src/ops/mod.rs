@@ -1,0 +1,448 @@
+//! Operator specifications, one family per file.
+//!
+//! A spec states, as in NNSmith: its dtype signatures ([`OpSpec::sigs`]), the input ranks it
+//! takes ([`OpSpec::input_ranks`]), how attributes are chosen ([`OpSpec::attrs`]: discrete
+//! choices from the bytes, numeric ones as solver variables), its `requires` over symbolic
+//! shapes and attributes, its `type_transfer` to output shapes, and `infer_input_types` (the
+//! input ranks that produce a wanted output rank, for backward insertion).
+
+pub mod binary;
+pub mod conv;
+pub mod layout;
+pub mod matmul;
+pub mod misc;
+pub mod norm;
+pub mod reduce;
+pub mod slicing;
+pub mod unary;
+
+use crate::gen::solve::VarTable;
+use crate::gen::sym::{Bool, Int};
+use crate::ir::DType;
+use arbitrary::Unstructured;
+use serde::{Deserialize, Serialize};
+use std::ops::RangeInclusive;
+use std::sync::OnceLock;
+
+/// Highest tensor rank the generator produces.
+pub const MAX_RANK: usize = 4;
+
+/// Name of the single attribute class of ops that have no discrete variants.
+pub const DEFAULT_CLASS: &str = "default";
+
+/// A symbolic tensor type: dtype plus symbolic dimensions.
+#[derive(Clone, Debug)]
+pub struct SymTensor {
+    /// Element type.
+    pub dtype: DType,
+    /// Dimensions (constants for existing tensors, variables for new placeholders).
+    pub dims: Vec<Int>,
+}
+
+impl SymTensor {
+    /// The rank.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+}
+
+/// One dtype signature: the dtypes of the data inputs and of the outputs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Sig {
+    /// Data input dtypes, in input order.
+    pub inputs: Vec<DType>,
+    /// Output dtypes.
+    pub outputs: Vec<DType>,
+}
+
+impl Sig {
+    /// A signature.
+    pub fn new(inputs: Vec<DType>, outputs: Vec<DType>) -> Self {
+        Self { inputs, outputs }
+    }
+
+    /// `n` inputs and one output, all of dtype `t`.
+    pub fn uniform(t: DType, n: usize) -> Self {
+        Self::new(vec![t; n], vec![t])
+    }
+
+    /// Compact text form, e.g. `f32,f32->bool`.
+    pub fn key(&self) -> String {
+        let join = |v: &[DType]| v.iter().map(|d| d.name()).collect::<Vec<_>>().join(",");
+        format!("{}->{}", join(&self.inputs), join(&self.outputs))
+    }
+}
+
+/// `uniform(t, n)` for each `t` of `types`.
+pub fn uniform_sigs(types: &[DType], n: usize) -> Vec<Sig> {
+    types.iter().map(|t| Sig::uniform(*t, n)).collect()
+}
+
+/// An attribute value, generic over the integer representation (symbolic while solving,
+/// `i64` once concrete).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AttrValue<I> {
+    /// `int` attribute.
+    Int(I),
+    /// `ints` attribute.
+    Ints(Vec<I>),
+    /// `float` attribute.
+    Float(f32),
+    /// `string` attribute.
+    Str(String),
+}
+
+/// A constant operand emitted as an initializer after the data inputs (ONNX takes shapes,
+/// axes, pads and the like as inputs since opset 13).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ConstInput<I> {
+    /// A 1-D `int64` tensor.
+    Ints(Vec<I>),
+    /// A 1-D `float32` tensor.
+    Floats(Vec<f32>),
+    /// A scalar of the given dtype (e.g. Clip bounds, Pad value).
+    Scalar(DType, f64),
+    /// An `int64` index tensor of the given shape with values in `[-bound, bound)`, drawn from
+    /// `seed`.
+    Indices {
+        /// Shape of the index tensor.
+        shape: Vec<I>,
+        /// Size of the indexed axis.
+        bound: I,
+        /// Seed for the index values.
+        seed: u64,
+    },
+    /// An omitted optional input (empty name).
+    Absent,
+}
+
+/// Attributes of one op instance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attrs<I> {
+    /// Attribute class (e.g. a Pad mode); probed separately by capability probing.
+    pub class: String,
+    /// Named ONNX attributes, in emission order.
+    pub named: Vec<(String, AttrValue<I>)>,
+    /// Constant operands appended after the data inputs.
+    pub consts: Vec<ConstInput<I>>,
+}
+
+impl<I> Default for Attrs<I> {
+    fn default() -> Self {
+        Attrs { class: DEFAULT_CLASS.into(), named: Vec::new(), consts: Vec::new() }
+    }
+}
+
+/// Symbolic attributes, as built by [`OpSpec::attrs`].
+pub type SymAttrs = Attrs<Int>;
+
+/// Concrete attributes of a node in a generated graph.
+pub type ConcreteAttrs = Attrs<i64>;
+
+impl<I: Clone + std::fmt::Debug> Attrs<I> {
+    /// Adds a named attribute.
+    pub fn set(&mut self, name: &str, value: AttrValue<I>) -> &mut Self {
+        self.named.push((name.to_string(), value));
+        self
+    }
+
+    /// Looks up a named attribute.
+    pub fn get(&self, name: &str) -> Option<&AttrValue<I>> {
+        self.named.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The `int` attribute `name`. Panics if absent: specs read only what they set.
+    pub fn int(&self, name: &str) -> I {
+        match self.get(name) {
+            Some(AttrValue::Int(v)) => v.clone(),
+            other => panic!("attribute {name} is not an int: {other:?}"),
+        }
+    }
+
+    /// The `ints` attribute `name`. Panics if absent: specs read only what they set.
+    pub fn ints(&self, name: &str) -> Vec<I> {
+        match self.get(name) {
+            Some(AttrValue::Ints(v)) => v.clone(),
+            other => panic!("attribute {name} is not ints: {other:?}"),
+        }
+    }
+
+    /// The `ints` of constant operand `index`. Panics if it is not `Ints`.
+    pub fn const_ints(&self, index: usize) -> Vec<I> {
+        match self.consts.get(index) {
+            Some(ConstInput::Ints(v)) => v.clone(),
+            other => panic!("const input {index} is not ints: {other:?}"),
+        }
+    }
+}
+
+impl SymAttrs {
+    /// Substitutes a solver assignment; `None` if some expression is undefined there.
+    pub fn concretize(&self, env: &[i64]) -> Option<ConcreteAttrs> {
+        let ints = |v: &[Int]| v.iter().map(|e| e.eval(env)).collect::<Option<Vec<i64>>>();
+        let named = self
+            .named
+            .iter()
+            .map(|(n, v)| {
+                let v = match v {
+                    AttrValue::Int(e) => AttrValue::Int(e.eval(env)?),
+                    AttrValue::Ints(es) => AttrValue::Ints(ints(es)?),
+                    AttrValue::Float(f) => AttrValue::Float(*f),
+                    AttrValue::Str(s) => AttrValue::Str(s.clone()),
+                };
+                Some((n.clone(), v))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let consts = self
+            .consts
+            .iter()
+            .map(|c| {
+                Some(match c {
+                    ConstInput::Ints(es) => ConstInput::Ints(ints(es)?),
+                    ConstInput::Floats(f) => ConstInput::Floats(f.clone()),
+                    ConstInput::Scalar(d, v) => ConstInput::Scalar(*d, *v),
+                    ConstInput::Indices { shape, bound, seed } => ConstInput::Indices {
+                        shape: ints(shape)?,
+                        bound: bound.eval(env)?,
+                        seed: *seed,
+                    },
+                    ConstInput::Absent => ConstInput::Absent,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Attrs { class: self.class.clone(), named, consts })
+    }
+}
+
+/// The range of values a fresh placeholder feeding an input must take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDomain {
+    /// Any value in the default safe range.
+    Any,
+    /// Strictly positive values (variances, integer divisors...).
+    Positive,
+}
+
+/// What [`OpSpec::attrs`] draws from: the bytes of this insertion, its variables, and the
+/// chosen signature and class.
+pub struct AttrCx<'a, 'b> {
+    /// Bytes of this insertion step.
+    pub u: &'a mut Unstructured<'b>,
+    /// Free variables of this insertion.
+    pub vars: &'a mut VarTable,
+    /// The chosen dtype signature.
+    pub sig: &'a Sig,
+    /// The chosen attribute class.
+    pub class: &'a str,
+    /// Wanted rank of output 0 in backward insertion; `None` in forward insertion.
+    pub out_rank: Option<usize>,
+}
+
+impl AttrCx<'_, '_> {
+    /// A symbolic integer attribute in `[lo, hi]`, hinted from the bytes.
+    pub fn var(&mut self, name: &str, lo: i64, hi: i64) -> Int {
+        self.vars.fresh(name, lo, hi, self.u)
+    }
+
+    /// A discrete choice in `[lo, hi]`, made now from the bytes.
+    pub fn pick(&mut self, lo: i64, hi: i64) -> i64 {
+        self.u.int_in_range(lo..=hi.max(lo)).unwrap_or(lo)
+    }
+
+    /// A coin flip from the bytes.
+    pub fn flip(&mut self) -> bool {
+        self.u.arbitrary::<bool>().unwrap_or(false)
+    }
+
+    /// A float in `[lo, hi]` on a grid of 1/16, from the bytes.
+    pub fn float(&mut self, lo: f32, hi: f32) -> f32 {
+        let steps = ((hi - lo) * 16.0) as i64;
+        lo + self.pick(0, steps) as f32 / 16.0
+    }
+
+    /// An axis of a tensor of rank `rank`, from the bytes; negative half of the time when
+    /// `allow_negative`.
+    pub fn axis(&mut self, rank: usize, allow_negative: bool) -> i64 {
+        let a = self.pick(0, rank.max(1) as i64 - 1);
+        if allow_negative && self.flip() {
+            a - rank as i64
+        } else {
+            a
+        }
+    }
+
+    /// A non-empty sorted subset of `0..rank` (empty when `rank == 0`).
+    pub fn axes_subset(&mut self, rank: usize) -> Vec<usize> {
+        let mask = self.pick(1, (1i64 << rank.max(1)) - 1);
+        (0..rank).filter(|i| mask & (1 << i) != 0).collect()
+    }
+
+    /// A permutation of `0..n` from the bytes.
+    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
+        let mut items: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            let j = self.pick(0, i as i64) as usize;
+            items.swap(i, j);
+        }
+        items
+    }
+
+    /// A seed for index tensors and the like.
+    pub fn seed(&mut self) -> u64 {
+        self.u.arbitrary::<u64>().unwrap_or(0)
+    }
+}
+
+/// An operator specification. See the module docs.
+pub trait OpSpec: Send + Sync {
+    /// Unique name of the spec (the ONNX op type unless [`OpSpec::op_type`] says otherwise).
+    fn name(&self) -> &'static str;
+
+    /// The ONNX op type emitted.
+    fn op_type(&self) -> &'static str {
+        self.name()
+    }
+
+    /// Every dtype signature the ONNX schema allows. Capability probing narrows these per
+    /// backend.
+    fn sigs(&self) -> Vec<Sig>;
+
+    /// Discrete attribute classes, probed separately (modes and the like).
+    fn classes(&self) -> Vec<&'static str> {
+        vec![DEFAULT_CLASS]
+    }
+
+    /// Accepted rank of each data input.
+    fn input_ranks(&self, sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![0..=MAX_RANK; sig.inputs.len()]
+    }
+
+    /// Input ranks that can produce output 0 of rank `out_rank` (backward insertion); `None`
+    /// when no input ranks can.
+    fn infer_input_types(&self, sig: &Sig, out_rank: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+        let _ = u;
+        Some(vec![out_rank; sig.inputs.len()])
+    }
+
+    /// Values a fresh placeholder feeding each input must take.
+    fn input_domains(&self, sig: &Sig) -> Vec<ValueDomain> {
+        vec![ValueDomain::Any; sig.inputs.len()]
+    }
+
+    /// Chooses attributes for inputs of the given types.
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let _ = (cx, inputs);
+        SymAttrs::default()
+    }
+
+    /// Constraints that must hold for the op to be well defined.
+    fn requires(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool>;
+
+    /// The output shapes (dtypes come from the signature).
+    fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>>;
+}
+
+/// Index of a spec in [`registry`].
+pub type SpecId = usize;
+
+/// Every op spec, in a fixed order (the order is part of the decoder: append, never reorder).
+pub fn registry() -> &'static [Box<dyn OpSpec>] {
+    static REGISTRY: OnceLock<Vec<Box<dyn OpSpec>>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut all: Vec<Box<dyn OpSpec>> = Vec::new();
+        all.extend(unary::specs());
+        all.extend(binary::specs());
+        all.extend(misc::specs());
+        all.extend(reduce::specs());
+        all.extend(matmul::specs());
+        all.extend(conv::specs());
+        all.extend(norm::specs());
+        all.extend(layout::specs());
+        all.extend(slicing::specs());
+        all
+    })
+}
+
+/// Looks a spec up by name.
+pub fn spec_id(name: &str) -> Option<SpecId> {
+    registry().iter().position(|s| s.name() == name)
+}
+
+/// Shared shape helpers for specs.
+pub mod shape {
+    use super::*;
+
+    /// Numpy-style broadcasting of several shapes: returns (requires, output dims).
+    pub fn broadcast(shapes: &[&[Int]]) -> (Vec<Bool>, Vec<Int>) {
+        let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut reqs = Vec::new();
+        let mut out = Vec::with_capacity(rank);
+        for i in 0..rank {
+            let dims: Vec<Int> = shapes
+                .iter()
+                .filter(|s| s.len() + i >= rank)
+                .map(|s| s[s.len() + i - rank].clone())
+                .collect();
+            let mut acc = dims[0].clone();
+            for d in &dims[1..] {
+                reqs.push(Bool::or([acc.eq(d), acc.eq(1i64), d.eq(1i64)]));
+                acc = acc.max(d);
+            }
+            out.push(acc);
+        }
+        (reqs, out)
+    }
+
+    /// Normalizes a possibly negative axis against `rank`.
+    pub fn norm_axis(axis: i64, rank: usize) -> usize {
+        if axis < 0 {
+            (axis + rank as i64) as usize
+        } else {
+            axis as usize
+        }
+    }
+
+    /// Ranks for broadcasting inputs in backward insertion: each input gets `out_rank` or,
+    /// sometimes, fewer leading dims.
+    pub fn broadcast_input_ranks(n: usize, out_rank: usize, u: &mut Unstructured) -> Vec<usize> {
+        let lower = (0..n).map(|_| u.ratio(1u8, 4u8).unwrap_or(false)).collect::<Vec<_>>();
+        (0..n)
+            .map(|i| if i > 0 && lower[i] { out_rank.saturating_sub(1) } else { out_rank })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_names_are_unique_and_there_are_at_least_sixty() {
+        let names: Vec<&str> = registry().iter().map(|s| s.name()).collect();
+        let mut dedup = names.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len());
+        assert!(names.len() >= 60, "{} specs", names.len());
+    }
+
+    #[test]
+    fn every_spec_has_signatures_with_matching_rank_lists() {
+        for s in registry() {
+            let sigs = s.sigs();
+            assert!(!sigs.is_empty(), "{}", s.name());
+            for sig in &sigs {
+                assert_eq!(s.input_ranks(sig).len(), sig.inputs.len(), "{}", s.name());
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_of_constants_folds() {
+        let a: Vec<Int> = vec![Int::from(3usize), Int::from(1usize)];
+        let b: Vec<Int> = vec![Int::from(4usize)];
+        let (reqs, out) = shape::broadcast(&[&a, &b]);
+        assert!(reqs.iter().all(|r| r.as_const() == Some(true)));
+        assert_eq!(out.iter().map(|d| d.as_const().unwrap()).collect::<Vec<_>>(), vec![3, 4]);
+    }
+}

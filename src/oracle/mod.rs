@@ -1,0 +1,1 @@
+//! oracle (filled in below).
