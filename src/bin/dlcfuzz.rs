@@ -1,2 +1,229 @@
-//! The `dlcfuzz` command line.
-fn main() {}
+//! The `dlcfuzz` command line: generate models, fuzz a backend, replay findings, benchmark.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use dlcfuzz::backend::capability::Capabilities;
+use dlcfuzz::backend::ort::OrtCpu;
+use dlcfuzz::backend::Backend;
+use dlcfuzz::campaign::harness::Harness;
+use dlcfuzz::campaign::{self, CampaignOptions};
+use dlcfuzz::emit::onnx::emit;
+use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::{Rng, SeedableRng};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "dlcfuzz", version, about = "Fuzz deep-learning compilers with valid generated graphs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write generated ONNX models (plus their fuzz inputs) to a folder.
+    Gen {
+        /// Operator nodes per model.
+        #[arg(long, default_value_t = 10)]
+        nodes: usize,
+        /// Number of models.
+        #[arg(long, default_value_t = 10)]
+        count: usize,
+        /// RNG seed for the fuzz inputs.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Output folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Use every op spec instead of those ONNX Runtime supports.
+        #[arg(long)]
+        all_ops: bool,
+    },
+    /// Run an in-process differential fuzz campaign.
+    Fuzz {
+        /// Backend to test (only `ort` so far).
+        #[arg(long, default_value = "ort")]
+        backend: String,
+        /// Time budget in seconds.
+        #[arg(long, default_value_t = 60)]
+        time: u64,
+        /// Output folder for findings.
+        #[arg(long, default_value = "out/fuzz")]
+        out: PathBuf,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Most operator nodes per test.
+        #[arg(long, default_value_t = 10)]
+        max_nodes: usize,
+        /// Stop after this many tests (0 = until the time is up).
+        #[arg(long, default_value_t = 0)]
+        max_tests: u64,
+    },
+    /// Re-run a finding folder or a raw fuzz input and print the verdict.
+    Replay {
+        /// Finding folder (with input.bin) or input file.
+        path: PathBuf,
+        /// Most operator nodes (must match the campaign that found it).
+        #[arg(long, default_value_t = 10)]
+        max_nodes: usize,
+    },
+    /// Show (probing if needed) the op × dtype table a backend supports.
+    Capabilities {
+        /// Backend (only `ort` so far).
+        #[arg(long, default_value = "ort")]
+        backend: String,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: Bench,
+    },
+}
+
+#[derive(Subcommand)]
+enum Bench {
+    /// Generation speed and validity: decode + emit, then check each model on ORT (untimed).
+    Gen {
+        /// Operator nodes per model.
+        #[arg(long, default_value_t = 10)]
+        nodes: usize,
+        /// Number of models.
+        #[arg(long, default_value_t = 500)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}
+
+fn ort_backend(name: &str) -> Result<OrtCpu> {
+    if name != "ort" {
+        bail!("unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU)");
+    }
+    OrtCpu::new().map_err(anyhow::Error::msg)
+}
+
+fn random_inputs(seed: u64, nodes: usize) -> impl FnMut() -> Vec<u8> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let len = CONFIG_BYTES + STEP_BYTES * nodes * 2;
+    move || {
+        let mut b = vec![0u8; len];
+        rng.fill(b.as_mut_slice());
+        b
+    }
+}
+
+fn progress(len: Option<u64>) -> ProgressBar {
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .expect("valid template"),
+    );
+    bar
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    match Cli::parse().command {
+        Command::Gen { nodes, count, seed, out, all_ops } => {
+            let menu = if all_ops { Menu::everything() } else { Capabilities::load_or_probe(&ort_backend("ort")?).menu() };
+            std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+            let mut next = random_inputs(seed, nodes);
+            let bar = progress(Some(count as u64));
+            for k in 0..count {
+                let bytes = next();
+                let case = TestCase::decode(&bytes, &menu, &Limits::exact(nodes));
+                std::fs::write(out.join(format!("model_{k:05}.onnx")), emit(&case).bytes)?;
+                std::fs::write(out.join(format!("model_{k:05}.bin")), &bytes)?;
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            println!("{}", serde_json::json!({ "models": count, "nodes": nodes, "out": out }));
+        }
+        Command::Fuzz { backend, time, out, seed, max_nodes, max_tests } => {
+            ort_backend(&backend)?;
+            let harness = Harness::ort_cpu(Limits { min_nodes: 1, max_nodes }).map_err(anyhow::Error::msg)?;
+            let bar = progress(None);
+            let opts = CampaignOptions {
+                out: &out,
+                time: Duration::from_secs(time),
+                seed,
+                input_len: CONFIG_BYTES + STEP_BYTES * max_nodes * 2,
+                max_tests,
+            };
+            let stats = campaign::fuzz(&harness, &opts, |s| {
+                if s.tests % 16 == 0 {
+                    bar.set_message(format!(
+                        "{} tests, {:.0}/s, valid {:.3}, unsupported {:.3}, findings {}",
+                        s.tests, s.tests_per_s, s.valid_fraction, s.unsupported_fraction, s.findings
+                    ));
+                    bar.tick();
+                }
+            })?;
+            bar.finish_and_clear();
+            for (sig, n) in &stats.signatures {
+                eprintln!("finding x{n}: {sig}");
+            }
+            println!("{}", serde_json::to_string(&stats)?);
+        }
+        Command::Replay { path, max_nodes } => {
+            let bytes = campaign::read_input(&path).with_context(|| format!("reading {}", path.display()))?;
+            let harness = Harness::ort_cpu(Limits { min_nodes: 1, max_nodes }).map_err(anyhow::Error::msg)?;
+            let run = harness.test(&bytes);
+            eprintln!("{} op nodes: {}", run.case.graph.op_count(), Harness::op_types(&run.case));
+            println!("{}", serde_json::to_string(&run.verdict)?);
+        }
+        Command::Capabilities { backend } => {
+            let b = ort_backend(&backend)?;
+            let caps = Capabilities::load_or_probe(&b);
+            for (op, sigs) in caps.table() {
+                println!("{op:24} {}", sigs.join(" "));
+            }
+            println!(
+                "{}",
+                serde_json::json!({ "backend": b.version(), "supported": caps.supported.len(), "unsupported": caps.unsupported.len(), "ops": caps.table().len() })
+            );
+        }
+        Command::Bench { what: Bench::Gen { nodes, count, seed } } => {
+            let backend = ort_backend("ort")?;
+            let menu = Capabilities::load_or_probe(&backend).menu();
+            let mut next = random_inputs(seed, nodes);
+            let inputs: Vec<Vec<u8>> = (0..count).map(|_| next()).collect();
+            let start = Instant::now();
+            let models: Vec<_> = inputs
+                .iter()
+                .map(|b| {
+                    let case = TestCase::decode(b, &menu, &Limits::exact(nodes));
+                    let model = emit(&case);
+                    (case, model)
+                })
+                .collect();
+            let elapsed = start.elapsed();
+            let mut valid = 0usize;
+            let mut node_total = 0usize;
+            for (case, model) in &models {
+                node_total += case.graph.op_count();
+                if backend.run(model, &Harness::inputs(case, model), 0).is_ok() {
+                    valid += 1;
+                }
+            }
+            println!(
+                "{}",
+                serde_json::json!({
+                    "models": count,
+                    "nodes": nodes,
+                    "mean_nodes": node_total as f64 / count.max(1) as f64,
+                    "ms_per_model": elapsed.as_secs_f64() * 1e3 / count.max(1) as f64,
+                    "valid_fraction": valid as f64 / count.max(1) as f64,
+                })
+            );
+        }
+    }
+    Ok(())
+}

@@ -28,6 +28,8 @@ pub struct OnnxModel {
     pub inputs: Vec<(NodeIndex, String)>,
     /// Graph outputs and their names, in graph-output order.
     pub outputs: Vec<(ValueRef, String)>,
+    /// The type of each output, parallel to `outputs`.
+    pub output_types: Vec<TensorType>,
 }
 
 /// The ONNX name of a value.
@@ -171,7 +173,8 @@ pub fn emit(case: &TestCase) -> OnnxModel {
         graph: Some(graph),
         ..Default::default()
     };
-    OnnxModel { bytes: model.encode_to_vec(), inputs, outputs }
+    let output_types = outputs.iter().map(|(v, _)| g.ty(*v).clone()).collect();
+    OnnxModel { bytes: model.encode_to_vec(), inputs, outputs, output_types }
 }
 
 /// The dtype of an ONNX elem-type code.

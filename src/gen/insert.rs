@@ -43,8 +43,15 @@ fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
 }
 
 /// A fresh symbolic tensor for a new placeholder of the given dtype and rank.
-fn fresh_tensor(vars: &mut VarTable, u: &mut Unstructured, dtype: DType, rank: usize, tag: &str) -> SymTensor {
-    let dims = (0..rank).map(|i| vars.fresh(format!("{tag}.d{i}"), 1, MAX_LEAF_DIM, u)).collect();
+/// Where `like` is given, each dimension is hinted toward the aligned (trailing) dimension of
+/// `like`, so element-wise partners usually match without the solver.
+fn fresh_tensor(vars: &mut VarTable, u: &mut Unstructured, dtype: DType, rank: usize, tag: &str, like: Option<&[usize]>) -> SymTensor {
+    let dims = (0..rank)
+        .map(|i| {
+            let preferred = like.and_then(|l| (l.len() + i).checked_sub(rank).and_then(|j| l.get(j))).map(|d| *d as i64);
+            vars.fresh_near(format!("{tag}.d{i}"), 1, MAX_LEAF_DIM, preferred, u)
+        })
+        .collect();
     SymTensor { dtype, dims }
 }
 
@@ -167,7 +174,8 @@ impl Generator<'_> {
                     let (lo, hi) = (*ranks[i].start(), (*ranks[i].end()).min(MAX_RANK));
                     lo + pick(u, hi.saturating_sub(lo) + 1, 0)
                 };
-                inputs.push(fresh_tensor(&mut vars, u, dtype, rank, &format!("in{i}")));
+                let like: Vec<usize> = inputs[0].dims.iter().filter_map(|d| d.as_const().map(|v| v as usize)).collect();
+                inputs.push(fresh_tensor(&mut vars, u, dtype, rank, &format!("in{i}"), Some(&like)));
                 operands.push(Operand::Fresh(domains[i]));
             }
         }
@@ -215,7 +223,11 @@ impl Generator<'_> {
     }
 
     fn try_backward(&mut self, u: &mut Unstructured, attempt: usize) -> bool {
-        let p = self.placeholders[pick(u, self.placeholders.len(), attempt)];
+        let free: Vec<NodeIndex> = self.placeholders.iter().copied().filter(|p| !self.domains.contains_key(p)).collect();
+        if free.is_empty() {
+            return false;
+        }
+        let p = free[pick(u, free.len(), attempt)];
         let target = self.graph.node(p).outputs[0].clone();
         let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
         let spec = &*registry()[entry.spec];
@@ -233,7 +245,7 @@ impl Generator<'_> {
             .iter()
             .zip(&choice.sig.inputs)
             .enumerate()
-            .map(|(i, (r, d))| fresh_tensor(&mut vars, u, *d, *r, &format!("in{i}")))
+            .map(|(i, (r, d))| fresh_tensor(&mut vars, u, *d, *r, &format!("in{i}"), Some(&target.shape)))
             .collect();
         let mut cx = AttrCx { u, vars: &mut vars, sig: &choice.sig, class: choice.class, out_rank: Some(target.rank()) };
         let attrs = spec.attrs(&mut cx, &inputs);
@@ -257,7 +269,6 @@ impl Generator<'_> {
             .map(|(ty, domain)| self.new_placeholder(ty.clone(), domain))
             .collect();
         self.placeholders.retain(|q| *q != p);
-        self.domains.remove(&p);
         self.graph.replace_placeholder(p, resolved.op, resolved.outputs, &refs);
         true
     }

@@ -50,6 +50,19 @@ pub fn bin_range(index: u32, width: i64) -> (i64, i64) {
 }
 
 impl VarTable {
+    /// Like [`VarTable::fresh`], but three times in four the hint is `preferred` (clamped to
+    /// the domain): fresh dimensions then tend to match the tensors they meet.
+    pub fn fresh_near(&mut self, name: impl Into<String>, lo: i64, hi: i64, preferred: Option<i64>, u: &mut Unstructured) -> Int {
+        let var = self.fresh(name, lo, hi, u);
+        if let Some(p) = preferred {
+            if u.ratio(3u8, 4u8).unwrap_or(true) {
+                let info = self.vars.last_mut().expect("just pushed");
+                info.hint = p.clamp(info.lo, info.hi);
+            }
+        }
+        var
+    }
+
     /// Creates a variable in `[lo, hi]` whose hint is decoded from exactly two bytes of `u`
     /// (bin, then position inside the bin).
     pub fn fresh(&mut self, name: impl Into<String>, lo: i64, hi: i64, u: &mut Unstructured) -> Int {
@@ -89,10 +102,20 @@ impl VarTable {
     }
 
     fn solve_with_z3(&self, requires: &[Bool]) -> Option<Vec<i64>> {
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_u32("timeout", CHECK_TIMEOUT_MS);
-        solver.set_params(&params);
+        SOLVER.with(|solver| {
+            solver.push();
+            let result = self.pin_all(solver, requires);
+            solver.pop(1);
+            result
+        })
+    }
+
+    /// Inside an open scope of `solver`: asserts the constraints, then fixes the variables one
+    /// by one, each to its hint if possible, else to the smallest feasible value of its bin,
+    /// else to the smallest feasible value of its domain. Every decision rests on sat/unsat
+    /// answers only, never on which model z3 happens to return, so the result is the same
+    /// whatever the solver's history: decoding stays deterministic across processes.
+    fn pin_all(&self, solver: &Solver, requires: &[Bool]) -> Option<Vec<i64>> {
         let consts: Vec<z3::ast::Int> = (0..self.vars.len())
             .map(|i| z3::ast::Int::new_const(format!("v{i}")))
             .collect();
@@ -106,30 +129,47 @@ impl VarTable {
         if solver.check() != SatResult::Sat {
             return None;
         }
+        let sat_with = |pred: z3::ast::Bool| {
+            solver.push();
+            solver.assert(pred);
+            let sat = solver.check() == SatResult::Sat;
+            solver.pop(1);
+            sat
+        };
+        let in_range = |c: &z3::ast::Int, lo: i64, hi: i64| z3::ast::Bool::and(&[c.ge(lo), c.le(hi)]);
+        let mut values = Vec::with_capacity(self.vars.len());
         for (info, c) in self.vars.iter().zip(&consts) {
-            let keep_if_sat = |pred: z3::ast::Bool| {
-                solver.push();
-                solver.assert(pred);
-                if solver.check() == SatResult::Sat {
-                    true
-                } else {
-                    solver.pop(1);
-                    false
+            let value = if sat_with(c.eq(info.hint)) {
+                info.hint
+            } else {
+                let (mut lo, mut hi) =
+                    if sat_with(in_range(c, info.bin.0, info.bin.1)) { info.bin } else { (info.lo, info.hi) };
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if sat_with(in_range(c, lo, mid)) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
                 }
+                lo
             };
-            if !keep_if_sat(c.eq(info.hint)) {
-                keep_if_sat(z3::ast::Bool::and(&[c.ge(info.bin.0), c.le(info.bin.1)]));
-            }
+            solver.assert(c.eq(value));
+            values.push(value);
         }
-        if solver.check() != SatResult::Sat {
-            return None;
-        }
-        let model = solver.get_model()?;
-        consts
-            .iter()
-            .map(|c| model.eval(c, true).and_then(|v| v.as_i64()))
-            .collect()
+        (solver.check() == SatResult::Sat).then_some(values)
     }
+}
+
+thread_local! {
+    /// One incremental solver per thread: each insertion works inside a push/pop scope.
+    static SOLVER: Solver = {
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32("timeout", CHECK_TIMEOUT_MS);
+        solver.set_params(&params);
+        solver
+    };
 }
 
 #[cfg(test)]

@@ -17,8 +17,10 @@ enum Types {
     Bool,
     /// Every type.
     Any,
-    /// Floats in, bool out.
-    FloatToBool,
+    /// Exactly these types, same type out.
+    Only(&'static [DType]),
+    /// Exactly these types in, bool out.
+    OnlyToBool(&'static [DType]),
 }
 
 /// A float attribute with its range.
@@ -59,7 +61,7 @@ const TABLE: &[Unary] = &[
     Unary { name: "Relu", types: Types::Signed, floats: &[] },
     Unary { name: "LeakyRelu", types: Types::Float, floats: ALPHA },
     Unary { name: "Elu", types: Types::Float, floats: ALPHA },
-    Unary { name: "Celu", types: Types::Float, floats: &[("alpha", 0.25, 2.0)] },
+    Unary { name: "Celu", types: Types::Only(&[DType::F32]), floats: &[("alpha", 0.25, 2.0)] },
     Unary { name: "Selu", types: Types::Float, floats: &[] },
     Unary { name: "ThresholdedRelu", types: Types::Float, floats: ALPHA },
     Unary { name: "HardSigmoid", types: Types::Float, floats: &[("alpha", 0.0625, 1.0), ("beta", 0.0, 1.0)] },
@@ -67,8 +69,8 @@ const TABLE: &[Unary] = &[
     Unary { name: "Softplus", types: Types::Float, floats: &[] },
     Unary { name: "Softsign", types: Types::Float, floats: &[] },
     Unary { name: "Mish", types: Types::Float, floats: &[] },
-    Unary { name: "IsNaN", types: Types::FloatToBool, floats: &[] },
-    Unary { name: "IsInf", types: Types::FloatToBool, floats: &[] },
+    Unary { name: "IsNaN", types: Types::OnlyToBool(&DType::FLOATS), floats: &[] },
+    Unary { name: "IsInf", types: Types::OnlyToBool(&[DType::F32, DType::F64]), floats: &[] },
 ];
 
 impl OpSpec for Unary {
@@ -84,9 +86,8 @@ impl OpSpec for Unary {
             Types::Numeric => same(DType::numeric()),
             Types::Bool => same(vec![DType::Bool]),
             Types::Any => same(DType::ALL.to_vec()),
-            Types::FloatToBool => {
-                DType::FLOATS.iter().map(|t| Sig::new(vec![*t], vec![DType::Bool])).collect()
-            }
+            Types::Only(types) => same(types.to_vec()),
+            Types::OnlyToBool(types) => types.iter().map(|t| Sig::new(vec![*t], vec![DType::Bool])).collect(),
         }
     }
 

@@ -1,0 +1,147 @@
+//! Capability probing: which (op, dtype signature, attribute class) triples a backend
+//! implements, learned from single-op models as NNSmith's dtype_test does, and cached on disk.
+
+use super::{Backend, ErrorClass};
+use crate::emit::onnx::emit;
+use crate::gen::{Limits, Menu, TestCase};
+use crate::ops::{registry, SpecId};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+/// Single-op cases tried per triple before it counts as not instantiable.
+const PROBE_CASES: u8 = 3;
+
+/// A supported triple: (op name, signature key, class).
+pub type Triple = (String, String, String);
+
+/// What a backend supports.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Backend name and version the table was probed on.
+    pub backend: String,
+    /// Fingerprint of the op registry the table was probed with.
+    pub registry_fingerprint: u64,
+    /// Triples that compiled and ran at every level.
+    pub supported: BTreeSet<Triple>,
+    /// Triples the backend reported as unsupported.
+    pub unsupported: BTreeSet<Triple>,
+}
+
+/// A hash of every spec's name, signatures and classes: changes when the specs change.
+pub fn registry_fingerprint() -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for s in registry() {
+        s.name().hash(&mut h);
+        s.sigs().hash(&mut h);
+        s.classes().hash(&mut h);
+    }
+    h.finish()
+}
+
+fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
+    (registry()[spec].name().to_string(), sig.key(), class.to_string())
+}
+
+/// Probes one triple: `Some(true)` supported, `Some(false)` unsupported, `None` when no
+/// single-op model could be generated for it.
+fn probe_one(backend: &dyn Backend, spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Option<bool> {
+    let menu = Menu::new(|s, g, c| s == spec && g == sig && c == class);
+    let mut generated = false;
+    for k in 0..PROBE_CASES {
+        let bytes: Vec<u8> = (0..256u32).map(|i| (i.wrapping_mul(37) ^ u32::from(k) * 101) as u8).collect();
+        let case = TestCase::decode(&bytes, &menu, &Limits::exact(1));
+        let has_op = case.graph.op_nodes().iter().any(|n| match &case.graph.node(*n).kind {
+            crate::ir::NodeKind::Op(op) => op.spec == spec,
+            _ => false,
+        });
+        if !has_op {
+            continue;
+        }
+        generated = true;
+        let model = emit(&case);
+        let inputs: Vec<&crate::ir::Tensor> = model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
+        for level in [0, backend.levels().len() - 1] {
+            // Unsupported, or rejected by the backend's schema check: either way not to generate.
+            if let Err(e) = backend.run(&model, &inputs, level) {
+                if e.class != ErrorClass::Internal {
+                    return Some(false);
+                }
+            }
+        }
+    }
+    generated.then_some(true)
+}
+
+impl Capabilities {
+    /// Probes every triple of the registry on `backend`.
+    pub fn probe(backend: &dyn Backend, progress: impl Fn(usize, usize)) -> Capabilities {
+        let all = Menu::everything();
+        let total = all.len();
+        let mut caps = Capabilities {
+            backend: backend.version(),
+            registry_fingerprint: registry_fingerprint(),
+            supported: BTreeSet::new(),
+            unsupported: BTreeSet::new(),
+        };
+        let mut done = 0;
+        for entry in &all.entries {
+            for c in &entry.choices {
+                match probe_one(backend, entry.spec, &c.sig, c.class) {
+                    Some(true) => caps.supported.insert(triple(entry.spec, &c.sig, c.class)),
+                    Some(false) => caps.unsupported.insert(triple(entry.spec, &c.sig, c.class)),
+                    None => false,
+                };
+                done += 1;
+                progress(done, total);
+            }
+        }
+        caps
+    }
+
+    /// The cache file for `backend`.
+    pub fn cache_path(backend: &dyn Backend) -> PathBuf {
+        crate::paths::cache_dir().join(format!("capabilities-{}-{:016x}.json", backend.name(), registry_fingerprint()))
+    }
+
+    /// Loads the cached table for `backend`, probing (and caching) when there is none.
+    pub fn load_or_probe(backend: &dyn Backend) -> Capabilities {
+        let path = Self::cache_path(backend);
+        if let Some(caps) = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Capabilities>(&b).ok())
+            .filter(|c| c.registry_fingerprint == registry_fingerprint() && c.backend == backend.version())
+        {
+            return caps;
+        }
+        tracing::info!("probing {} capabilities into {}", backend.version(), path.display());
+        let caps = Self::probe(backend, |_, _| {});
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = path.with_extension("tmp");
+        if std::fs::write(&tmp, serde_json::to_vec_pretty(&caps).expect("serializable")).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+        caps
+    }
+
+    /// The generator menu of supported triples.
+    pub fn menu(&self) -> Menu {
+        Menu::new(|spec, sig, class| self.supported.contains(&triple(spec, sig, class)))
+    }
+
+    /// Op × dtype table: for each op, the input-dtype signatures supported.
+    pub fn table(&self) -> Vec<(String, Vec<String>)> {
+        let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+        for (op, sig, class) in &self.supported {
+            let cell = if class == crate::ops::DEFAULT_CLASS { sig.clone() } else { format!("{sig}[{class}]") };
+            match rows.last_mut() {
+                Some((name, cells)) if name == op => cells.push(cell),
+                _ => rows.push((op.clone(), vec![cell])),
+            }
+        }
+        rows
+    }
+}

@@ -1,0 +1,146 @@
+//! ONNX Runtime on CPU, loaded at run time (`ort` load-dynamic) from the pip wheel that
+//! `scripts/setup.sh` installs.
+
+use super::{Backend, BackendError, ErrorClass, Stage};
+use crate::emit::onnx::OnnxModel;
+use crate::ir::{Buffer, Tensor};
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+use ort::value::{DynValue, Tensor as OrtTensor};
+use std::sync::OnceLock;
+
+/// The ONNX Runtime version this backend is written against.
+pub const ORT_VERSION: &str = "1.31.1";
+
+/// ONNX Runtime's optimization levels, unoptimized first.
+pub const LEVELS: [&str; 4] = ["disable", "basic", "extended", "all"];
+
+/// ONNX Runtime CPU.
+pub struct OrtCpu {
+    env: &'static ort::environment::Environment,
+}
+
+fn environment() -> Result<&'static ort::environment::Environment, String> {
+    static INIT: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let path = crate::paths::ort_dylib();
+        if !path.exists() {
+            return Err(format!(
+                "ONNX Runtime library not found at {} (run scripts/setup.sh, or set ORT_DYLIB_PATH)",
+                path.display()
+            ));
+        }
+        let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        builder.with_name("dlcfuzz").build().map_err(|e| format!("creating the ORT environment: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+impl OrtCpu {
+    /// Loads ONNX Runtime (once per process). Fails with a message naming the missing library.
+    pub fn new() -> Result<OrtCpu, String> {
+        Ok(OrtCpu { env: environment()? })
+    }
+
+    fn session(&self, bytes: &[u8], level: usize) -> Result<Session, ort::Error> {
+        let opt = match level {
+            0 => GraphOptimizationLevel::Disable,
+            1 => GraphOptimizationLevel::Level1,
+            2 => GraphOptimizationLevel::Level2,
+            _ => GraphOptimizationLevel::All,
+        };
+        let recover = |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
+        Session::builder(self.env)?
+            .with_optimization_level(opt)
+            .map_err(recover)?
+            .with_intra_threads(1)
+            .map_err(recover)?
+            .with_log_level(ort::logging::LogLevel::Fatal)
+            .map_err(recover)?
+            .commit_from_memory(bytes)
+    }
+}
+
+/// Classifies an ORT error message and code.
+pub fn classify(stage: Stage, code: ort::ErrorCode, message: &str) -> ErrorClass {
+    let unsupported = code == ort::ErrorCode::NotImplemented
+        || message.contains("NOT_IMPLEMENTED")
+        || message.contains("Could not find an implementation")
+        || message.contains("not implemented")
+        || message.contains("is not supported");
+    if unsupported {
+        ErrorClass::Unsupported
+    } else if stage == Stage::Compile
+        && matches!(code, ort::ErrorCode::InvalidGraph | ort::ErrorCode::InvalidProtobuf | ort::ErrorCode::InvalidArgument)
+    {
+        ErrorClass::Rejected
+    } else {
+        ErrorClass::Internal
+    }
+}
+
+fn backend_error(stage: Stage, e: &ort::Error) -> BackendError {
+    BackendError { class: classify(stage, e.code(), e.message()), stage, message: e.message().to_string() }
+}
+
+fn to_ort(t: &Tensor) -> Result<DynValue, ort::Error> {
+    let shape: Vec<i64> = t.shape.iter().map(|d| *d as i64).collect();
+    macro_rules! arm {
+        ($($v:ident),*) => {
+            match &t.data {
+                $(Buffer::$v(x) => OrtTensor::from_array((shape, x.clone()))?.into_dyn(),)*
+            }
+        };
+    }
+    Ok(arm!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool))
+}
+
+fn from_ort(v: &DynValue, like: crate::ir::DType) -> Result<Tensor, ort::Error> {
+    use crate::ir::DType as D;
+    macro_rules! arm {
+        ($($v:ident: $t:ty),*) => {
+            match like {
+                $(D::$v => {
+                    let (shape, data) = v.try_extract_tensor::<$t>()?;
+                    Tensor { shape: shape.iter().map(|d| *d as usize).collect(), data: Buffer::$v(data.to_vec()) }
+                })*
+            }
+        };
+    }
+    Ok(arm!(F16: half::f16, F32: f32, F64: f64, I8: i8, I16: i16, I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, Bool: bool))
+}
+
+impl Backend for OrtCpu {
+    fn name(&self) -> &'static str {
+        "ort"
+    }
+
+    fn version(&self) -> String {
+        format!("onnxruntime {ORT_VERSION} (CPU)")
+    }
+
+    fn levels(&self) -> &'static [&'static str] {
+        &LEVELS
+    }
+
+    fn run(&self, model: &OnnxModel, inputs: &[&Tensor], level: usize) -> Result<Vec<Tensor>, BackendError> {
+        let mut session = self.session(&model.bytes, level).map_err(|e| backend_error(Stage::Compile, &e))?;
+        let feeds = model
+            .inputs
+            .iter()
+            .zip(inputs)
+            .map(|((_, name), t)| Ok((std::borrow::Cow::from(name.clone()), to_ort(t)?.into())))
+            .collect::<Result<Vec<(std::borrow::Cow<str>, ort::session::SessionInputValue)>, ort::Error>>()
+            .map_err(|e| backend_error(Stage::Run, &e))?;
+        let outputs = session.run(feeds).map_err(|e| backend_error(Stage::Run, &e))?;
+        model
+            .outputs
+            .iter()
+            .zip(&model.output_types)
+            .map(|((_, name), ty)| {
+                from_ort(&outputs[name.as_str()], ty.dtype).map_err(|e| backend_error(Stage::Run, &e))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,67 @@
+//! One differential test: bytes → test case → ONNX → backend at every level → verdict.
+
+use crate::backend::capability::Capabilities;
+use crate::backend::ort::OrtCpu;
+use crate::backend::Backend;
+use crate::emit::onnx::{emit, OnnxModel};
+use crate::gen::{Limits, Menu, TestCase};
+use crate::ir::{NodeKind, Tensor};
+use crate::oracle::{differential, Verdict};
+
+/// A backend plus the generator menu learned for it.
+pub struct Harness {
+    /// The backend under test.
+    pub backend: Box<dyn Backend>,
+    /// Supported (op, signature, class) triples.
+    pub menu: Menu,
+    /// Graph-size bounds.
+    pub limits: Limits,
+}
+
+/// Everything one test produced.
+pub struct TestRun {
+    /// The decoded test case.
+    pub case: TestCase,
+    /// The emitted model.
+    pub model: OnnxModel,
+    /// The oracle's verdict.
+    pub verdict: Verdict,
+}
+
+impl Harness {
+    /// ONNX Runtime CPU with its cached (or freshly probed) capabilities.
+    pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
+        let backend = OrtCpu::new()?;
+        let caps = Capabilities::load_or_probe(&backend);
+        Ok(Harness { menu: caps.menu(), backend: Box::new(backend), limits })
+    }
+
+    /// The model inputs of `case`, in model order.
+    pub fn inputs<'c>(case: &'c TestCase, model: &OnnxModel) -> Vec<&'c Tensor> {
+        model.inputs.iter().map(|(n, _)| &case.values[n]).collect()
+    }
+
+    /// Sorted, de-duplicated op types of a case (part of inconsistency signatures).
+    pub fn op_types(case: &TestCase) -> String {
+        let mut ops: Vec<&str> = case
+            .graph
+            .op_nodes()
+            .into_iter()
+            .filter_map(|n| match &case.graph.node(n).kind {
+                NodeKind::Op(op) => Some(op.op_type()),
+                _ => None,
+            })
+            .collect();
+        ops.sort_unstable();
+        ops.dedup();
+        ops.join(",")
+    }
+
+    /// Runs one differential test on `bytes`.
+    pub fn test(&self, bytes: &[u8]) -> TestRun {
+        let case = TestCase::decode(bytes, &self.menu, &self.limits);
+        let model = emit(&case);
+        let verdict = differential(self.backend.as_ref(), &model, &Self::inputs(&case, &model), &Self::op_types(&case));
+        TestRun { case, model, verdict }
+    }
+}
