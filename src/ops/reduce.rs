@@ -1,8 +1,370 @@
-//! Placeholder family file, filled in by a later commit.
+//! Reductions and axis-wise normalizers: the `Reduce*` family (opset 18 form, `axes` as an
+//! `int64` input), `ArgMax`/`ArgMin`, and `Softmax`/`LogSoftmax`.
 
-use super::OpSpec;
+use super::shape::norm_axis;
+use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
+use crate::gen::sym::{Bool, Int};
+use crate::ir::DType;
+use arbitrary::Unstructured;
+use std::ops::RangeInclusive;
 
-/// The specs of this family.
+/// Types of most `Reduce*` ops (bfloat16 aside).
+const REDUCE_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::F64,
+    DType::I32,
+    DType::I64,
+    DType::U32,
+    DType::U64,
+];
+
+/// `ReduceMax` and `ReduceMin` also take 8-bit integers.
+const MINMAX_TYPES: &[DType] = &[
+    DType::F16,
+    DType::F32,
+    DType::F64,
+    DType::I8,
+    DType::I32,
+    DType::I64,
+    DType::U8,
+    DType::U32,
+    DType::U64,
+];
+
+/// Ranks an axis-wise op accepts: at least one axis to work along.
+const WITH_AXIS: RangeInclusive<usize> = 1..=MAX_RANK;
+
+/// The input rank for backward insertion of an op that keeps dims, or drops up to `max_drop`
+/// of them, to reach `out_rank`.
+fn reducing_rank(out_rank: usize, max_drop: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+    let lo = out_rank.max(1);
+    let hi = (out_rank + max_drop).min(MAX_RANK);
+    (lo <= hi).then(|| vec![u.int_in_range(lo..=hi).unwrap_or(lo)])
+}
+
+/// Chooses `keepdims` and the sorted axes (at most `max_axes`) an op reduces on an input of rank
+/// `rank`. In backward insertion the rank drop to `cx.out_rank` decides: no drop keeps dims, a
+/// drop of `k` reduces exactly `k` axes without keeping them.
+fn keep_and_axes(cx: &mut AttrCx, rank: usize, max_axes: usize) -> (bool, Vec<usize>) {
+    let most = max_axes.min(rank).max(1) as i64;
+    let (keep, count) = match cx.out_rank {
+        Some(out) if out < rank && rank - out <= max_axes => (false, rank - out),
+        Some(out) if out == rank => (true, cx.pick(1, most) as usize),
+        _ => {
+            let keep = cx.flip();
+            (keep, cx.pick(1, most) as usize)
+        }
+    };
+    let mut axes: Vec<usize> = cx.permutation(rank).into_iter().take(count).collect();
+    axes.sort_unstable();
+    (keep, axes)
+}
+
+/// `axis`, negated (counted from the end) on a coin flip.
+fn maybe_negative(cx: &mut AttrCx, axis: usize, rank: usize) -> Int {
+    let a = axis as i64;
+    Int::from(if cx.flip() { a - rank as i64 } else { a })
+}
+
+/// The `0`/`1` attribute value of a flag.
+fn flag(b: bool) -> AttrValue<Int> {
+    AttrValue::Int(Int::from(i64::from(b)))
+}
+
+/// A constant attribute expression as a number (specs only build constant ones here).
+fn konst(e: &Int) -> i64 {
+    e.as_const().expect("attribute is a constant")
+}
+
+/// `dims` with `axes` reduced: set to 1 when `keep`, removed otherwise.
+fn reduce_dims(dims: &[Int], axes: &[usize], keep: bool) -> Vec<Int> {
+    dims.iter()
+        .enumerate()
+        .filter_map(|(i, d)| match (axes.contains(&i), keep) {
+            (false, _) => Some(d.clone()),
+            (true, true) => Some(Int::from(1i64)),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// A `Reduce*` op: `(data, axes)` with `keepdims`; `axes` is a constant operand.
+struct Reduce {
+    name: &'static str,
+    types: &'static [DType],
+}
+
+impl OpSpec for Reduce {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        self.types.iter().map(|t| Sig::uniform(*t, 1)).collect()
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![WITH_AXIS]
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        reducing_rank(out_rank, MAX_RANK, u)
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let rank = inputs[0].rank();
+        let (keep, axes) = keep_and_axes(cx, rank, rank);
+        let axes = axes
+            .into_iter()
+            .map(|a| maybe_negative(cx, a, rank))
+            .collect();
+        let mut attrs = SymAttrs::default();
+        attrs.set("keepdims", flag(keep));
+        attrs.consts.push(ConstInput::Ints(axes));
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+
+    fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        let rank = inputs[0].rank();
+        let axes: Vec<usize> = attrs
+            .const_ints(0)
+            .iter()
+            .map(|a| norm_axis(konst(a), rank))
+            .collect();
+        vec![reduce_dims(
+            &inputs[0].dims,
+            &axes,
+            konst(&attrs.int("keepdims")) == 1,
+        )]
+    }
+}
+
+/// `ArgMax`/`ArgMin`: one axis, `keepdims`, `select_last_index`; `int64` output.
+struct Arg {
+    name: &'static str,
+}
+
+impl OpSpec for Arg {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        DType::numeric()
+            .into_iter()
+            .map(|t| Sig::new(vec![t], vec![DType::I64]))
+            .collect()
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![WITH_AXIS]
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        reducing_rank(out_rank, 1, u)
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let rank = inputs[0].rank();
+        let (keep, axes) = keep_and_axes(cx, rank, 1);
+        let axis = maybe_negative(cx, axes[0], rank);
+        let last = cx.flip();
+        let mut attrs = SymAttrs::default();
+        attrs.set("axis", AttrValue::Int(axis));
+        attrs.set("keepdims", flag(keep));
+        attrs.set("select_last_index", flag(last));
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+
+    fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        let axis = norm_axis(konst(&attrs.int("axis")), inputs[0].rank());
+        vec![reduce_dims(
+            &inputs[0].dims,
+            &[axis],
+            konst(&attrs.int("keepdims")) == 1,
+        )]
+    }
+}
+
+/// `Softmax`/`LogSoftmax` along one axis: the output has the input's shape.
+struct Normalize {
+    name: &'static str,
+}
+
+impl OpSpec for Normalize {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        DType::FLOATS.iter().map(|t| Sig::uniform(*t, 1)).collect()
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![WITH_AXIS]
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        _u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        WITH_AXIS.contains(&out_rank).then(|| vec![out_rank])
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let axis = cx.axis(inputs[0].rank(), true);
+        let mut attrs = SymAttrs::default();
+        attrs.set("axis", AttrValue::Int(Int::from(axis)));
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+
+    fn type_transfer(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![inputs[0].dims.clone()]
+    }
+}
+
+/// The reduction family, in registry order.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    Vec::new()
+    let reduce = |name, types| Box::new(Reduce { name, types }) as Box<dyn OpSpec>;
+    vec![
+        reduce("ReduceSum", REDUCE_TYPES),
+        reduce("ReduceMean", REDUCE_TYPES),
+        reduce("ReduceMax", MINMAX_TYPES),
+        reduce("ReduceMin", MINMAX_TYPES),
+        reduce("ReduceProd", REDUCE_TYPES),
+        reduce("ReduceL1", REDUCE_TYPES),
+        reduce("ReduceL2", REDUCE_TYPES),
+        reduce("ReduceLogSumExp", REDUCE_TYPES),
+        reduce("ReduceSumSquare", REDUCE_TYPES),
+        Box::new(Arg { name: "ArgMax" }),
+        Box::new(Arg { name: "ArgMin" }),
+        Box::new(Normalize { name: "Softmax" }),
+        Box::new(Normalize { name: "LogSoftmax" }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::solve::VarTable;
+    use crate::ops::DEFAULT_CLASS;
+
+    fn tensor(dims: &[i64]) -> SymTensor {
+        SymTensor {
+            dtype: DType::F32,
+            dims: dims.iter().map(|d| Int::from(*d)).collect(),
+        }
+    }
+
+    fn shape(dims: &[Int]) -> Vec<i64> {
+        dims.iter().map(konst).collect()
+    }
+
+    fn reduce_attrs(axes: &[i64], keep: bool) -> SymAttrs {
+        let mut attrs = SymAttrs::default();
+        attrs.set("keepdims", flag(keep));
+        attrs.consts.push(ConstInput::Ints(
+            axes.iter().map(|a| Int::from(*a)).collect(),
+        ));
+        attrs
+    }
+
+    #[test]
+    fn reduce_keeps_or_drops_negative_and_positive_axes() {
+        let x = [tensor(&[2, 3, 4])];
+        let sum = Reduce {
+            name: "ReduceSum",
+            types: REDUCE_TYPES,
+        };
+        assert_eq!(
+            shape(&sum.type_transfer(&reduce_attrs(&[-1, 0], false), &x)[0]),
+            vec![3]
+        );
+        assert_eq!(
+            shape(&sum.type_transfer(&reduce_attrs(&[-1, 0], true), &x)[0]),
+            vec![1, 3, 1]
+        );
+        assert_eq!(
+            shape(&sum.type_transfer(&reduce_attrs(&[0, 1, 2], false), &x)[0]),
+            Vec::<i64>::new()
+        );
+    }
+
+    #[test]
+    fn argmax_drops_its_axis_and_outputs_int64() {
+        let arg = Arg { name: "ArgMax" };
+        assert!(arg.sigs().iter().all(|s| s.outputs == vec![DType::I64]));
+        let mut attrs = SymAttrs::default();
+        attrs.set("axis", AttrValue::Int(Int::from(-2i64)));
+        attrs.set("keepdims", flag(false));
+        assert_eq!(
+            shape(&arg.type_transfer(&attrs, &[tensor(&[2, 3, 4])])[0]),
+            vec![2, 4]
+        );
+    }
+
+    #[test]
+    fn backward_attrs_reach_the_wanted_rank() {
+        for spec in specs() {
+            let sig = spec.sigs()[0].clone();
+            for out_rank in 0..=MAX_RANK {
+                for seed in 0..16u8 {
+                    let bytes: Vec<u8> = (0..64u8)
+                        .map(|i| i.wrapping_mul(37).wrapping_add(seed * 11))
+                        .collect();
+                    let mut u = Unstructured::new(&bytes);
+                    let Some(ranks) = spec.infer_input_types(&sig, out_rank, &mut u) else {
+                        assert!(
+                            spec.name().ends_with("Softmax") && out_rank == 0,
+                            "{}",
+                            spec.name()
+                        );
+                        continue;
+                    };
+                    let dims: Vec<i64> = (0..ranks[0] as i64).map(|i| i + 2).collect();
+                    let x = [tensor(&dims)];
+                    let mut vars = VarTable::default();
+                    let mut cx = AttrCx {
+                        u: &mut u,
+                        vars: &mut vars,
+                        sig: &sig,
+                        class: DEFAULT_CLASS,
+                        out_rank: Some(out_rank),
+                    };
+                    let attrs = spec.attrs(&mut cx, &x);
+                    assert_eq!(
+                        spec.type_transfer(&attrs, &x)[0].len(),
+                        out_rank,
+                        "{}",
+                        spec.name()
+                    );
+                }
+            }
+        }
+    }
 }
