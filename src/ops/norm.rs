@@ -1,8 +1,275 @@
-//! Placeholder family file, filled in by a later commit.
+//! Normalizations: BatchNormalization (inference mode), InstanceNormalization and
+//! LayerNormalization. Each emits one output of the input's shape.
 
-use super::OpSpec;
+use super::shape::norm_axis;
+use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain};
+use crate::gen::sym::{Bool, Int};
+use crate::ir::DType;
+use arbitrary::Unstructured;
+use std::ops::RangeInclusive;
 
-/// The specs of this family.
+/// An `epsilon` attribute: the ONNX default `1e-5` or a larger value on a 1/16 grid.
+fn epsilon(cx: &mut AttrCx, attrs: &mut SymAttrs) {
+    let eps = if cx.flip() {
+        1e-5
+    } else {
+        cx.float(0.0625, 1.0)
+    };
+    attrs.set("epsilon", AttrValue::Float(eps));
+}
+
+/// A normalization with per-channel 1-D parameters of size `C = X.shape[1]`.
+#[derive(Clone)]
+struct ChannelNorm {
+    /// ONNX op type.
+    name: &'static str,
+    /// Number of 1-D parameter inputs after X.
+    params: usize,
+    /// Accepted ranks of X.
+    x_ranks: RangeInclusive<usize>,
+    /// Whether the last parameter is a variance (must be positive).
+    last_is_variance: bool,
+}
+
+/// The per-channel normalizations.
+const CHANNEL_NORMS: &[ChannelNorm] = &[
+    ChannelNorm {
+        name: "BatchNormalization",
+        params: 4,
+        x_ranks: 2..=4,
+        last_is_variance: true,
+    },
+    ChannelNorm {
+        name: "InstanceNormalization",
+        params: 2,
+        x_ranks: 3..=4,
+        last_is_variance: false,
+    },
+];
+
+impl OpSpec for ChannelNorm {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        DType::FLOATS
+            .iter()
+            .map(|t| Sig::uniform(*t, 1 + self.params))
+            .collect()
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        let mut ranks = vec![self.x_ranks.clone()];
+        ranks.extend(std::iter::repeat_n(1..=1, self.params));
+        ranks
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        _u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        self.x_ranks.contains(&out_rank).then(|| {
+            let mut ranks = vec![out_rank];
+            ranks.extend(std::iter::repeat_n(1, self.params));
+            ranks
+        })
+    }
+
+    fn input_domains(&self, _sig: &Sig) -> Vec<ValueDomain> {
+        let mut domains = vec![ValueDomain::Any; 1 + self.params];
+        if self.last_is_variance {
+            domains[self.params] = ValueDomain::Positive;
+        }
+        domains
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, _inputs: &[SymTensor]) -> SymAttrs {
+        let mut attrs = SymAttrs::default();
+        epsilon(cx, &mut attrs);
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool> {
+        let channels = &inputs[0].dims[1];
+        inputs[1..].iter().map(|p| p.dims[0].eq(channels)).collect()
+    }
+
+    fn type_transfer(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![inputs[0].dims.clone()]
+    }
+}
+
+/// `LayerNormalization(X, Scale[, B])` over the trailing axes `axis..`; Scale and B have the
+/// shape `X.shape[axis:]`, so their rank fixes `axis`. Only output Y is emitted.
+struct LayerNorm;
+
+impl OpSpec for LayerNorm {
+    fn name(&self) -> &'static str {
+        "LayerNormalization"
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        DType::FLOATS
+            .iter()
+            .flat_map(|t| [Sig::uniform(*t, 2), Sig::uniform(*t, 3)])
+            .collect()
+    }
+
+    fn input_ranks(&self, sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![1..=super::MAX_RANK; sig.inputs.len()]
+    }
+
+    fn infer_input_types(
+        &self,
+        sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        if out_rank == 0 {
+            return None;
+        }
+        let normalized = u.int_in_range(1..=out_rank).unwrap_or(1);
+        let mut ranks = vec![out_rank, normalized];
+        if sig.inputs.len() == 3 {
+            ranks.push(normalized);
+        }
+        Some(ranks)
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let rank = inputs[0].rank() as i64;
+        let axis = rank - inputs[1].rank() as i64;
+        let axis = if axis > 0 && cx.flip() {
+            axis - rank
+        } else {
+            axis
+        };
+        let mut attrs = SymAttrs::default();
+        attrs.set("axis", AttrValue::Int(Int::from(axis)));
+        epsilon(cx, &mut attrs);
+        attrs
+    }
+
+    fn requires(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool> {
+        let x = &inputs[0];
+        let axis = attrs.int("axis").as_const().unwrap_or(0);
+        if axis < -(x.rank() as i64) || axis >= x.rank() as i64 {
+            return vec![Bool::from(false)];
+        }
+        let tail = &x.dims[norm_axis(axis, x.rank())..];
+        let mut reqs = Vec::new();
+        for p in &inputs[1..] {
+            if p.rank() != tail.len() {
+                return vec![Bool::from(false)];
+            }
+            reqs.extend(p.dims.iter().zip(tail).map(|(a, b)| a.eq(b)));
+        }
+        reqs
+    }
+
+    fn type_transfer(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![inputs[0].dims.clone()]
+    }
+}
+
+/// The normalization family.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    Vec::new()
+    let mut all: Vec<Box<dyn OpSpec>> = CHANNEL_NORMS
+        .iter()
+        .map(|n| Box::new(n.clone()) as Box<dyn OpSpec>)
+        .collect();
+    all.push(Box::new(LayerNorm));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::solve::VarTable;
+
+    fn tensor(dims: &[i64]) -> SymTensor {
+        SymTensor {
+            dtype: DType::F32,
+            dims: dims.iter().map(|d| Int::from(*d)).collect(),
+        }
+    }
+
+    fn holds(reqs: &[Bool]) -> bool {
+        reqs.iter().all(|r| r.as_const().expect("constant"))
+    }
+
+    fn spec(name: &str) -> Box<dyn OpSpec> {
+        specs()
+            .into_iter()
+            .find(|s| s.name() == name)
+            .expect("registered")
+    }
+
+    #[test]
+    fn batch_norm_params_have_size_c_and_positive_variance() {
+        let bn = spec("BatchNormalization");
+        let sig = Sig::uniform(DType::F32, 5);
+        assert_eq!(bn.input_domains(&sig)[4], ValueDomain::Positive);
+        assert_eq!(bn.input_domains(&sig)[1], ValueDomain::Any);
+        let mut ins = vec![tensor(&[2, 3, 4])];
+        ins.extend((0..4).map(|_| tensor(&[3])));
+        assert!(holds(&bn.requires(&SymAttrs::default(), &ins)));
+        assert_eq!(bn.type_transfer(&SymAttrs::default(), &ins)[0].len(), 3);
+        ins[3] = tensor(&[4]);
+        assert!(!holds(&bn.requires(&SymAttrs::default(), &ins)));
+        assert_eq!(
+            bn.infer_input_types(&sig, 1, &mut Unstructured::new(&[])),
+            None
+        );
+    }
+
+    #[test]
+    fn layer_norm_axis_follows_scale_rank() {
+        let ln = spec("LayerNormalization");
+        let sig = Sig::uniform(DType::F32, 3);
+        let ins = [tensor(&[2, 4, 5]), tensor(&[4, 5]), tensor(&[4, 5])];
+        for byte in [0u8, 1] {
+            let bytes = [byte; 8];
+            let mut u = Unstructured::new(&bytes);
+            let mut vars = VarTable::default();
+            let mut cx = AttrCx {
+                u: &mut u,
+                vars: &mut vars,
+                sig: &sig,
+                class: super::super::DEFAULT_CLASS,
+                out_rank: None,
+            };
+            let attrs = ln.attrs(&mut cx, &ins);
+            let axis = attrs.int("axis").as_const().unwrap();
+            assert!(axis == 1 || axis == -2, "{axis}");
+            assert!(holds(&ln.requires(&attrs, &ins)));
+            let swapped = [tensor(&[2, 4, 5]), tensor(&[5, 4]), tensor(&[4, 5])];
+            assert!(!holds(&ln.requires(&attrs, &swapped)));
+        }
+        let ranks = ln
+            .infer_input_types(&sig, 3, &mut Unstructured::new(&[7]))
+            .unwrap();
+        assert_eq!(ranks[0], 3);
+        assert_eq!(ranks[1], ranks[2]);
+        assert!((1..=3).contains(&ranks[1]));
+    }
+
+    #[test]
+    fn instance_norm_needs_spatial_dims() {
+        let inorm = spec("InstanceNormalization");
+        let sig = Sig::uniform(DType::F16, 3);
+        assert_eq!(
+            inorm.infer_input_types(&sig, 2, &mut Unstructured::new(&[])),
+            None
+        );
+        assert_eq!(
+            inorm.infer_input_types(&sig, 4, &mut Unstructured::new(&[])),
+            Some(vec![4, 1, 1])
+        );
+        let ins = [tensor(&[1, 6, 3, 3]), tensor(&[6]), tensor(&[6])];
+        assert!(holds(&inorm.requires(&SymAttrs::default(), &ins)));
+    }
 }
