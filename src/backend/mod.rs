@@ -46,7 +46,7 @@ impl std::fmt::Display for BackendError {
 }
 
 /// A compiler under test.
-pub trait Backend {
+pub trait Backend: Send + Sync {
     /// Short name (`ort`).
     fn name(&self) -> &'static str;
     /// Version string of the compiler.

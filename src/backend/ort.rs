@@ -31,7 +31,18 @@ fn environment() -> Result<&'static ort::environment::Environment, String> {
             ));
         }
         let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
-        builder.with_name("dlcfuzz").build().map_err(|e| format!("creating the ORT environment: {e}"))
+        // One global single-threaded pool without spinning: sessions then create no threads of
+        // their own, which dominates the cost of the many small sessions a campaign makes.
+        let pool = ort::environment::GlobalThreadPoolOptions::default()
+            .with_intra_threads(1)
+            .and_then(|p| p.with_inter_threads(1))
+            .and_then(|p| p.with_spin_control(false))
+            .map_err(|e| format!("configuring the ORT thread pool: {e}"))?;
+        builder
+            .with_name("dlcfuzz")
+            .with_global_thread_pool(pool)
+            .build()
+            .map_err(|e| format!("creating the ORT environment: {e}"))
     })
     .as_ref()
     .map_err(Clone::clone)
@@ -53,8 +64,6 @@ impl OrtCpu {
         let recover = |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
         Session::builder(self.env)?
             .with_optimization_level(opt)
-            .map_err(recover)?
-            .with_intra_threads(1)
             .map_err(recover)?
             .with_log_level(ort::logging::LogLevel::Fatal)
             .map_err(recover)?

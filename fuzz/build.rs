@@ -1,0 +1,11 @@
+//! Lets the fuzz targets find the project-local libz3 at run time (cargo fuzz owns
+//! RUSTFLAGS, so the rpath goes here).
+
+fn main() {
+    let root = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let z3_lib = std::env::var("Z3_LIBRARY_PATH_OVERRIDE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| root.join("../.deps/py/z3/lib"));
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", z3_lib.display());
+    println!("cargo:rerun-if-env-changed=Z3_LIBRARY_PATH_OVERRIDE");
+}
