@@ -11,7 +11,8 @@ fn main() {
         .compile_fds(fds)
         .expect("prost code generation for onnx.proto");
 
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let deps = root.join(".deps/py");
     // libz3 is linked by z3-sys from Z3_LIBRARY_PATH_OVERRIDE; the rpath lets binaries and
     // tests find it at run time without LD_LIBRARY_PATH.

@@ -11,8 +11,8 @@ pub mod campaign;
 pub mod emit;
 pub mod gen;
 pub mod ir;
-pub mod oracle;
 pub mod ops;
+pub mod oracle;
 pub mod paths;
 pub mod values;
 

@@ -23,12 +23,19 @@ pub fn ort_dylib() -> PathBuf {
 pub fn cache_dir() -> PathBuf {
     std::env::var_os("DLCFUZZ_CACHE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| deps_dir().parent().map(|p| p.join("cache")).unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache")))
+        .unwrap_or_else(|| {
+            deps_dir()
+                .parent()
+                .map(|p| p.join("cache"))
+                .unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache"))
+        })
 }
 
 /// The `python3` interpreter used for checks, with [`deps_dir`] on its `PYTHONPATH`.
 pub fn python() -> std::process::Command {
-    let mut cmd = std::process::Command::new(std::env::var_os("DLCFUZZ_PYTHON").unwrap_or_else(|| "python3".into()));
+    let mut cmd = std::process::Command::new(
+        std::env::var_os("DLCFUZZ_PYTHON").unwrap_or_else(|| "python3".into()),
+    );
     cmd.env("PYTHONPATH", deps_dir());
     cmd
 }

@@ -30,15 +30,26 @@ fn every_byte_string_decodes_to_a_valid_connected_graph() {
         assert!(!g.outputs().is_empty());
         assert!(!case.inputs().is_empty());
         for n in g.op_nodes() {
-            let NodeKind::Op(op) = &g.node(n).kind else { unreachable!() };
+            let NodeKind::Op(op) = &g.node(n).kind else {
+                unreachable!()
+            };
             let ins = g.inputs_of(n);
-            assert_eq!(ins.len(), op.sig.inputs.len(), "{}", registry()[op.spec].name());
+            assert_eq!(
+                ins.len(),
+                op.sig.inputs.len(),
+                "{}",
+                registry()[op.spec].name()
+            );
             for (v, d) in ins.iter().zip(&op.sig.inputs) {
                 assert_eq!(g.ty(*v).dtype, *d);
             }
             assert!(g.node(n).outputs.iter().all(|t| t.numel() >= 1));
         }
-        for leaf in g.leaves(&NodeKind::Input).into_iter().chain(g.leaves(&NodeKind::Weight)) {
+        for leaf in g
+            .leaves(&NodeKind::Input)
+            .into_iter()
+            .chain(g.leaves(&NodeKind::Weight))
+        {
             assert_eq!(case.values[&leaf].ty(), g.node(leaf).outputs[0]);
         }
     }
@@ -48,10 +59,16 @@ fn every_byte_string_decodes_to_a_valid_connected_graph() {
 fn decoding_is_deterministic_whatever_came_before() {
     let menu = Menu::everything();
     let inputs = common::random_inputs(2, 150, 1000);
-    let first: Vec<Vec<u8>> = inputs.iter().map(|b| emit(&TestCase::decode(b, &menu, &Limits::default())).bytes).collect();
+    let first: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|b| emit(&TestCase::decode(b, &menu, &Limits::default())).bytes)
+        .collect();
     // A different order gives the shared solver a different history.
     for (b, expected) in inputs.iter().zip(&first).rev() {
-        assert_eq!(&emit(&TestCase::decode(b, &menu, &Limits::default())).bytes, expected);
+        assert_eq!(
+            &emit(&TestCase::decode(b, &menu, &Limits::default())).bytes,
+            expected
+        );
     }
 }
 
@@ -72,10 +89,16 @@ fn a_one_byte_change_in_a_step_changes_little() {
         bytes[pos] ^= 0x5a;
         let after = op_types(&TestCase::decode(&bytes, &menu, &limits));
         let keys: std::collections::BTreeSet<_> = before.keys().chain(after.keys()).collect();
-        changed += keys.iter().map(|k| (before.get(*k).unwrap_or(&0) - after.get(*k).unwrap_or(&0)).abs()).sum::<i64>();
+        changed += keys
+            .iter()
+            .map(|k| (before.get(*k).unwrap_or(&0) - after.get(*k).unwrap_or(&0)).abs())
+            .sum::<i64>();
         total += before.values().sum::<i64>();
     }
     let ratio = changed as f64 / total as f64;
     eprintln!("op-type multiset change per node after one flipped byte: {ratio:.3}");
-    assert!(ratio < 0.25, "one flipped byte changed {ratio:.3} of the op types");
+    assert!(
+        ratio < 0.25,
+        "one flipped byte changed {ratio:.3} of the op types"
+    );
 }

@@ -8,7 +8,11 @@ use dlcfuzz::gen::{Limits, Menu, TestCase};
 
 #[test]
 fn two_thousand_models_pass_the_onnx_checker() {
-    let available = dlcfuzz::paths::python().args(["-c", "import onnx"]).status().map(|s| s.success()).unwrap_or(false);
+    let available = dlcfuzz::paths::python()
+        .args(["-c", "import onnx"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
     if !available {
         eprintln!("SKIPPED: python3 cannot import onnx (run scripts/setup.sh)");
         return;
@@ -17,13 +21,27 @@ fn two_thousand_models_pass_the_onnx_checker() {
     let menu = Menu::everything();
     for (k, bytes) in common::random_inputs(4, 2000, 1200).iter().enumerate() {
         let case = TestCase::decode(bytes, &menu, &Limits::default());
-        std::fs::write(dir.path().join(format!("m{k:04}.onnx")), emit(&case).bytes).expect("write model");
+        std::fs::write(dir.path().join(format!("m{k:04}.onnx")), emit(&case).bytes)
+            .expect("write model");
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check_models.py");
-    let out = dlcfuzz::paths::python().arg(script).arg(dir.path()).output().expect("run checker");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = dlcfuzz::paths::python()
+        .arg(script)
+        .arg(dir.path())
+        .output()
+        .expect("run checker");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("checker JSON");
     assert_eq!(report["checked"], 2000);
     let failed = report["failed"].as_array().expect("failed list");
-    assert!(failed.is_empty(), "{} models fail the checker, e.g. {:?}", failed.len(), &failed[..failed.len().min(5)]);
+    assert!(
+        failed.is_empty(),
+        "{} models fail the checker, e.g. {:?}",
+        failed.len(),
+        &failed[..failed.len().min(5)]
+    );
 }

@@ -2,7 +2,6 @@
 
 mod common;
 
-use dlcfuzz::backend::Backend;
 use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
@@ -12,7 +11,9 @@ use std::sync::OnceLock;
 
 fn harness() -> &'static Harness {
     static H: OnceLock<Harness> = OnceLock::new();
-    H.get_or_init(|| Harness::ort_cpu(Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)"))
+    H.get_or_init(|| {
+        Harness::ort_cpu(Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)")
+    })
 }
 
 #[test]
@@ -29,7 +30,11 @@ fn unoptimized_sessions_run_for_at_least_99_5_percent() {
     }
     let rate = 1.0 - failures.len() as f64 / inputs.len() as f64;
     eprintln!("ORT O0 valid: {rate:.4}");
-    assert!(rate >= 0.995, "only {rate:.4} ran; first failures: {:?}", &failures[..failures.len().min(5)]);
+    assert!(
+        rate >= 0.995,
+        "only {rate:.4} ran; first failures: {:?}",
+        &failures[..failures.len().min(5)]
+    );
 }
 
 #[test]
@@ -37,20 +42,30 @@ fn type_transfer_matches_the_shapes_ort_produces_for_every_op() {
     let h = harness();
     let mut exercised = 0;
     for entry in &h.menu.entries {
-        let menu = Menu { entries: vec![entry.clone()] };
+        let menu = Menu {
+            entries: vec![entry.clone()],
+        };
         let mut ran = 0;
         for bytes in common::random_inputs(6 + entry.spec as u64, 12, 600) {
             let case = TestCase::decode(&bytes, &menu, &Limits::exact(2));
-            let has_op = case.graph.op_nodes().iter().any(|n| matches!(&case.graph.node(*n).kind, NodeKind::Op(op) if op.spec == entry.spec));
+            let has_op = case.graph.op_nodes().iter().any(
+                |n| matches!(&case.graph.node(*n).kind, NodeKind::Op(op) if op.spec == entry.spec),
+            );
             if !has_op {
                 continue;
             }
             let model = emit(&case);
-            let outs = h.backend.run(&model, &Harness::inputs(&case, &model), 0).unwrap_or_else(|e| {
-                panic!("{}: {e}", registry()[entry.spec].name())
-            });
+            let outs = h
+                .backend
+                .run(&model, &Harness::inputs(&case, &model), 0)
+                .unwrap_or_else(|e| panic!("{}: {e}", registry()[entry.spec].name()));
             for (t, declared) in outs.iter().zip(&model.output_types) {
-                assert_eq!(&t.ty(), declared, "{}: ORT's output type differs from type_transfer", registry()[entry.spec].name());
+                assert_eq!(
+                    &t.ty(),
+                    declared,
+                    "{}: ORT's output type differs from type_transfer",
+                    registry()[entry.spec].name()
+                );
             }
             ran += 1;
         }
@@ -58,7 +73,10 @@ fn type_transfer_matches_the_shapes_ort_produces_for_every_op() {
             exercised += 1;
         }
     }
-    eprintln!("ops exercised against ORT: {exercised} of {}", h.menu.entries.len());
+    eprintln!(
+        "ops exercised against ORT: {exercised} of {}",
+        h.menu.entries.len()
+    );
     assert!(exercised >= 60, "only {exercised} ops were instantiated");
 }
 
@@ -78,6 +96,11 @@ fn declared_output_types_are_graph_types() {
     let h = harness();
     let case = TestCase::decode(&[9u8; 500], &h.menu, &h.limits);
     let model = emit(&case);
-    let expected: Vec<TensorType> = case.graph.outputs().iter().map(|v| case.graph.ty(*v).clone()).collect();
+    let expected: Vec<TensorType> = case
+        .graph
+        .outputs()
+        .iter()
+        .map(|v| case.graph.ty(*v).clone())
+        .collect();
     assert_eq!(model.output_types, expected);
 }

@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 
 fn harness() -> &'static Harness {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
-    HARNESS.get_or_init(|| Harness::ort_cpu(Limits::default()).unwrap_or_else(|e| panic!("ort_cpu setup: {e}")))
+    HARNESS.get_or_init(|| {
+        Harness::ort_cpu(Limits::default()).unwrap_or_else(|e| panic!("ort_cpu setup: {e}"))
+    })
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

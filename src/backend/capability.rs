@@ -41,27 +41,43 @@ pub fn registry_fingerprint() -> u64 {
 }
 
 fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
-    (registry()[spec].name().to_string(), sig.key(), class.to_string())
+    (
+        registry()[spec].name().to_string(),
+        sig.key(),
+        class.to_string(),
+    )
 }
 
 /// Probes one triple: `Some(true)` supported, `Some(false)` unsupported, `None` when no
 /// single-op model could be generated for it.
-fn probe_one(backend: &dyn Backend, spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Option<bool> {
+fn probe_one(
+    backend: &dyn Backend,
+    spec: SpecId,
+    sig: &crate::ops::Sig,
+    class: &str,
+) -> Option<bool> {
     let menu = Menu::new(|s, g, c| s == spec && g == sig && c == class);
     let mut generated = false;
     for k in 0..PROBE_CASES {
-        let bytes: Vec<u8> = (0..256u32).map(|i| (i.wrapping_mul(37) ^ u32::from(k) * 101) as u8).collect();
+        let bytes: Vec<u8> = (0..256u32)
+            .map(|i| (i.wrapping_mul(37) ^ (u32::from(k) * 101)) as u8)
+            .collect();
         let case = TestCase::decode(&bytes, &menu, &Limits::exact(1));
-        let has_op = case.graph.op_nodes().iter().any(|n| match &case.graph.node(*n).kind {
-            crate::ir::NodeKind::Op(op) => op.spec == spec,
-            _ => false,
-        });
+        let has_op = case
+            .graph
+            .op_nodes()
+            .iter()
+            .any(|n| match &case.graph.node(*n).kind {
+                crate::ir::NodeKind::Op(op) => op.spec == spec,
+                _ => false,
+            });
         if !has_op {
             continue;
         }
         generated = true;
         let model = emit(&case);
-        let inputs: Vec<&crate::ir::Tensor> = model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
+        let inputs: Vec<&crate::ir::Tensor> =
+            model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
         for level in [0, backend.levels().len() - 1] {
             // Unsupported, or rejected by the backend's schema check: either way not to generate.
             if let Err(e) = backend.run(&model, &inputs, level) {
@@ -102,7 +118,11 @@ impl Capabilities {
 
     /// The cache file for `backend`.
     pub fn cache_path(backend: &dyn Backend) -> PathBuf {
-        crate::paths::cache_dir().join(format!("capabilities-{}-{:016x}.json", backend.name(), registry_fingerprint()))
+        crate::paths::cache_dir().join(format!(
+            "capabilities-{}-{:016x}.json",
+            backend.name(),
+            registry_fingerprint()
+        ))
     }
 
     /// Loads the cached table for `backend`, probing (and caching) when there is none.
@@ -111,17 +131,28 @@ impl Capabilities {
         if let Some(caps) = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Capabilities>(&b).ok())
-            .filter(|c| c.registry_fingerprint == registry_fingerprint() && c.backend == backend.version())
+            .filter(|c| {
+                c.registry_fingerprint == registry_fingerprint() && c.backend == backend.version()
+            })
         {
             return caps;
         }
-        tracing::info!("probing {} capabilities into {}", backend.version(), path.display());
+        tracing::info!(
+            "probing {} capabilities into {}",
+            backend.version(),
+            path.display()
+        );
         let caps = Self::probe(backend, |_, _| {});
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         let tmp = path.with_extension("tmp");
-        if std::fs::write(&tmp, serde_json::to_vec_pretty(&caps).expect("serializable")).is_ok() {
+        if std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(&caps).expect("serializable"),
+        )
+        .is_ok()
+        {
             let _ = std::fs::rename(&tmp, &path);
         }
         caps
@@ -136,7 +167,11 @@ impl Capabilities {
     pub fn table(&self) -> Vec<(String, Vec<String>)> {
         let mut rows: Vec<(String, Vec<String>)> = Vec::new();
         for (op, sig, class) in &self.supported {
-            let cell = if class == crate::ops::DEFAULT_CLASS { sig.clone() } else { format!("{sig}[{class}]") };
+            let cell = if class == crate::ops::DEFAULT_CLASS {
+                sig.clone()
+            } else {
+                format!("{sig}[{class}]")
+            };
             match rows.last_mut() {
                 Some((name, cells)) if name == op => cells.push(cell),
                 _ => rows.push((op.clone(), vec![cell])),

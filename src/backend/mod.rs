@@ -41,7 +41,11 @@ pub struct BackendError {
 
 impl std::fmt::Display for BackendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} error at {:?}: {}", self.class, self.stage, self.message)
+        write!(
+            f,
+            "{:?} error at {:?}: {}",
+            self.class, self.stage, self.message
+        )
     }
 }
 
@@ -54,5 +58,10 @@ pub trait Backend: Send + Sync {
     /// Optimization levels, the reference (unoptimized) one first.
     fn levels(&self) -> &'static [&'static str];
     /// Compiles `model` at `levels()[level]` and runs it on `inputs` (in model-input order).
-    fn run(&self, model: &OnnxModel, inputs: &[&Tensor], level: usize) -> Result<Vec<Tensor>, BackendError>;
+    fn run(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+    ) -> Result<Vec<Tensor>, BackendError>;
 }

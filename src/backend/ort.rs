@@ -51,7 +51,9 @@ fn environment() -> Result<&'static ort::environment::Environment, String> {
 impl OrtCpu {
     /// Loads ONNX Runtime (once per process). Fails with a message naming the missing library.
     pub fn new() -> Result<OrtCpu, String> {
-        Ok(OrtCpu { env: environment()? })
+        Ok(OrtCpu {
+            env: environment()?,
+        })
     }
 
     fn session(&self, bytes: &[u8], level: usize) -> Result<Session, ort::Error> {
@@ -61,7 +63,8 @@ impl OrtCpu {
             2 => GraphOptimizationLevel::Level2,
             _ => GraphOptimizationLevel::All,
         };
-        let recover = |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
+        let recover =
+            |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
         Session::builder(self.env)?
             .with_optimization_level(opt)
             .map_err(recover)?
@@ -81,7 +84,12 @@ pub fn classify(stage: Stage, code: ort::ErrorCode, message: &str) -> ErrorClass
     if unsupported {
         ErrorClass::Unsupported
     } else if stage == Stage::Compile
-        && matches!(code, ort::ErrorCode::InvalidGraph | ort::ErrorCode::InvalidProtobuf | ort::ErrorCode::InvalidArgument)
+        && matches!(
+            code,
+            ort::ErrorCode::InvalidGraph
+                | ort::ErrorCode::InvalidProtobuf
+                | ort::ErrorCode::InvalidArgument
+        )
     {
         ErrorClass::Rejected
     } else {
@@ -90,7 +98,11 @@ pub fn classify(stage: Stage, code: ort::ErrorCode, message: &str) -> ErrorClass
 }
 
 fn backend_error(stage: Stage, e: &ort::Error) -> BackendError {
-    BackendError { class: classify(stage, e.code(), e.message()), stage, message: e.message().to_string() }
+    BackendError {
+        class: classify(stage, e.code(), e.message()),
+        stage,
+        message: e.message().to_string(),
+    }
 }
 
 fn to_ort(t: &Tensor) -> Result<DynValue, ort::Error> {
@@ -102,7 +114,9 @@ fn to_ort(t: &Tensor) -> Result<DynValue, ort::Error> {
             }
         };
     }
-    Ok(arm!(F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool))
+    Ok(arm!(
+        F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, Bool
+    ))
 }
 
 fn from_ort(v: &DynValue, like: crate::ir::DType) -> Result<Tensor, ort::Error> {
@@ -117,7 +131,9 @@ fn from_ort(v: &DynValue, like: crate::ir::DType) -> Result<Tensor, ort::Error> 
             }
         };
     }
-    Ok(arm!(F16: half::f16, F32: f32, F64: f64, I8: i8, I16: i16, I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, Bool: bool))
+    Ok(
+        arm!(F16: half::f16, F32: f32, F64: f64, I8: i8, I16: i16, I32: i32, I64: i64, U8: u8, U16: u16, U32: u32, U64: u64, Bool: bool),
+    )
 }
 
 impl Backend for OrtCpu {
@@ -133,8 +149,15 @@ impl Backend for OrtCpu {
         &LEVELS
     }
 
-    fn run(&self, model: &OnnxModel, inputs: &[&Tensor], level: usize) -> Result<Vec<Tensor>, BackendError> {
-        let mut session = self.session(&model.bytes, level).map_err(|e| backend_error(Stage::Compile, &e))?;
+    fn run(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+    ) -> Result<Vec<Tensor>, BackendError> {
+        let mut session = self
+            .session(&model.bytes, level)
+            .map_err(|e| backend_error(Stage::Compile, &e))?;
         let feeds = model
             .inputs
             .iter()
@@ -142,13 +165,16 @@ impl Backend for OrtCpu {
             .map(|((_, name), t)| Ok((std::borrow::Cow::from(name.clone()), to_ort(t)?.into())))
             .collect::<Result<Vec<(std::borrow::Cow<str>, ort::session::SessionInputValue)>, ort::Error>>()
             .map_err(|e| backend_error(Stage::Run, &e))?;
-        let outputs = session.run(feeds).map_err(|e| backend_error(Stage::Run, &e))?;
+        let outputs = session
+            .run(feeds)
+            .map_err(|e| backend_error(Stage::Run, &e))?;
         model
             .outputs
             .iter()
             .zip(&model.output_types)
             .map(|((_, name), ty)| {
-                from_ort(&outputs[name.as_str()], ty.dtype).map_err(|e| backend_error(Stage::Run, &e))
+                from_ort(&outputs[name.as_str()], ty.dtype)
+                    .map_err(|e| backend_error(Stage::Run, &e))
             })
             .collect()
     }

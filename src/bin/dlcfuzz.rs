@@ -15,7 +15,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
-#[command(name = "dlcfuzz", version, about = "Fuzz deep-learning compilers with valid generated graphs")]
+#[command(
+    name = "dlcfuzz",
+    version,
+    about = "Fuzz deep-learning compilers with valid generated graphs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -129,10 +133,23 @@ fn progress(len: Option<u64>) -> ProgressBar {
 }
 
 fn main() -> Result<()> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     match Cli::parse().command {
-        Command::Gen { nodes, count, seed, out, all_ops } => {
-            let menu = if all_ops { Menu::everything() } else { Capabilities::load_or_probe(&ort_backend("ort")?).menu() };
+        Command::Gen {
+            nodes,
+            count,
+            seed,
+            out,
+            all_ops,
+        } => {
+            let menu = if all_ops {
+                Menu::everything()
+            } else {
+                Capabilities::load_or_probe(&ort_backend("ort")?).menu()
+            };
             std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
             let mut next = random_inputs(seed, nodes);
             let bar = progress(Some(count as u64));
@@ -144,11 +161,25 @@ fn main() -> Result<()> {
                 bar.inc(1);
             }
             bar.finish_and_clear();
-            println!("{}", serde_json::json!({ "models": count, "nodes": nodes, "out": out }));
+            println!(
+                "{}",
+                serde_json::json!({ "models": count, "nodes": nodes, "out": out })
+            );
         }
-        Command::Fuzz { backend, time, out, seed, max_nodes, max_tests } => {
+        Command::Fuzz {
+            backend,
+            time,
+            out,
+            seed,
+            max_nodes,
+            max_tests,
+        } => {
             ort_backend(&backend)?;
-            let harness = Harness::ort_cpu(Limits { min_nodes: 1, max_nodes }).map_err(anyhow::Error::msg)?;
+            let harness = Harness::ort_cpu(Limits {
+                min_nodes: 1,
+                max_nodes,
+            })
+            .map_err(anyhow::Error::msg)?;
             let bar = progress(None);
             let opts = CampaignOptions {
                 out: &out,
@@ -161,7 +192,11 @@ fn main() -> Result<()> {
                 if s.tests % 16 == 0 {
                     bar.set_message(format!(
                         "{} tests, {:.0}/s, valid {:.3}, unsupported {:.3}, findings {}",
-                        s.tests, s.tests_per_s, s.valid_fraction, s.unsupported_fraction, s.findings
+                        s.tests,
+                        s.tests_per_s,
+                        s.valid_fraction,
+                        s.unsupported_fraction,
+                        s.findings
                     ));
                     bar.tick();
                 }
@@ -173,10 +208,19 @@ fn main() -> Result<()> {
             println!("{}", serde_json::to_string(&stats)?);
         }
         Command::Replay { path, max_nodes } => {
-            let bytes = campaign::read_input(&path).with_context(|| format!("reading {}", path.display()))?;
-            let harness = Harness::ort_cpu(Limits { min_nodes: 1, max_nodes }).map_err(anyhow::Error::msg)?;
+            let bytes = campaign::read_input(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let harness = Harness::ort_cpu(Limits {
+                min_nodes: 1,
+                max_nodes,
+            })
+            .map_err(anyhow::Error::msg)?;
             let run = harness.test(&bytes);
-            eprintln!("{} op nodes: {}", run.case.graph.op_count(), Harness::op_types(&run.case));
+            eprintln!(
+                "{} op nodes: {}",
+                run.case.graph.op_count(),
+                Harness::op_types(&run.case)
+            );
             println!("{}", serde_json::to_string(&run.verdict)?);
         }
         Command::Capabilities { backend } => {
@@ -190,7 +234,9 @@ fn main() -> Result<()> {
                 serde_json::json!({ "backend": b.version(), "supported": caps.supported.len(), "unsupported": caps.unsupported.len(), "ops": caps.table().len() })
             );
         }
-        Command::Bench { what: Bench::Gen { nodes, count, seed } } => {
+        Command::Bench {
+            what: Bench::Gen { nodes, count, seed },
+        } => {
             let backend = ort_backend("ort")?;
             let menu = Capabilities::load_or_probe(&backend).menu();
             let mut next = random_inputs(seed, nodes);

@@ -97,11 +97,20 @@ print("outputs agree: not reproduced")
 
 /// Writes a finding folder under `out` and returns its path. One folder per signature: a
 /// repeated signature only bumps its `count` file.
-pub fn write_finding(out: &Path, bytes: &[u8], run: &TestRun, finding: &Finding, backend: &str) -> std::io::Result<PathBuf> {
+pub fn write_finding(
+    out: &Path,
+    bytes: &[u8],
+    run: &TestRun,
+    finding: &Finding,
+    backend: &str,
+) -> std::io::Result<PathBuf> {
     let dir = out.join(format!("finding-{}", signature_id(&finding.signature)));
     let count_file = dir.join("count");
     if dir.exists() {
-        let n: u64 = std::fs::read_to_string(&count_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(1);
+        let n: u64 = std::fs::read_to_string(&count_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(1);
         std::fs::write(&count_file, format!("{}\n", n + 1))?;
         return Ok(dir);
     }
@@ -117,7 +126,10 @@ pub fn write_finding(out: &Path, bytes: &[u8], run: &TestRun, finding: &Finding,
         input_bytes: bytes.len(),
         replay: format!("dlcfuzz replay {}", dir.display()),
     };
-    std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&report).expect("serializable"))?;
+    std::fs::write(
+        dir.join("report.json"),
+        serde_json::to_vec_pretty(&report).expect("serializable"),
+    )?;
     std::fs::write(count_file, "1\n")?;
     Ok(dir)
 }

@@ -33,7 +33,11 @@ impl Harness {
     pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
         let backend = OrtCpu::new()?;
         let caps = Capabilities::load_or_probe(&backend);
-        Ok(Harness { menu: caps.menu(), backend: Box::new(backend), limits })
+        Ok(Harness {
+            menu: caps.menu(),
+            backend: Box::new(backend),
+            limits,
+        })
     }
 
     /// The model inputs of `case`, in model order.
@@ -61,7 +65,16 @@ impl Harness {
     pub fn test(&self, bytes: &[u8]) -> TestRun {
         let case = TestCase::decode(bytes, &self.menu, &self.limits);
         let model = emit(&case);
-        let verdict = differential(self.backend.as_ref(), &model, &Self::inputs(&case, &model), &Self::op_types(&case));
-        TestRun { case, model, verdict }
+        let verdict = differential(
+            self.backend.as_ref(),
+            &model,
+            &Self::inputs(&case, &model),
+            &Self::op_types(&case),
+        );
+        TestRun {
+            case,
+            model,
+            verdict,
+        }
     }
 }

@@ -116,7 +116,10 @@ fn recover_inflight(out: &Path) -> std::io::Result<()> {
         let dir = out.join(format!("crash-{id}"));
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("input.bin"), &bytes)?;
-        std::fs::write(dir.join("README"), "the process died while testing input.bin; replay it with `dlcfuzz replay`\n")?;
+        std::fs::write(
+            dir.join("README"),
+            "the process died while testing input.bin; replay it with `dlcfuzz replay`\n",
+        )?;
         std::fs::remove_file(&inflight)?;
     }
     Ok(())
@@ -124,7 +127,11 @@ fn recover_inflight(out: &Path) -> std::io::Result<()> {
 
 /// Runs random differential tests until the time budget is spent, writing findings under
 /// `opts.out`. `on_test` sees the running stats after each test (for a progress bar).
-pub fn fuzz(harness: &Harness, opts: &CampaignOptions, mut on_test: impl FnMut(&Stats)) -> std::io::Result<Stats> {
+pub fn fuzz(
+    harness: &Harness,
+    opts: &CampaignOptions,
+    mut on_test: impl FnMut(&Stats),
+) -> std::io::Result<Stats> {
     std::fs::create_dir_all(opts.out)?;
     recover_inflight(opts.out)?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opts.seed);

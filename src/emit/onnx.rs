@@ -48,7 +48,9 @@ fn value_info(name: &str, ty: &TensorType) -> pb::ValueInfoProto {
         .shape
         .iter()
         .map(|d| pb::tensor_shape_proto::Dimension {
-            value: Some(pb::tensor_shape_proto::dimension::Value::DimValue(*d as i64)),
+            value: Some(pb::tensor_shape_proto::dimension::Value::DimValue(
+                *d as i64,
+            )),
             ..Default::default()
         })
         .collect();
@@ -78,7 +80,10 @@ pub fn tensor_proto(name: &str, t: &Tensor) -> pb::TensorProto {
 
 fn attribute(name: &str, v: &AttrValue<i64>) -> pb::AttributeProto {
     use pb::attribute_proto::AttributeType as T;
-    let mut a = pb::AttributeProto { name: Some(name.to_string()), ..Default::default() };
+    let mut a = pb::AttributeProto {
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
     match v {
         AttrValue::Int(i) => {
             a.i = Some(*i);
@@ -102,16 +107,28 @@ fn attribute(name: &str, v: &AttrValue<i64>) -> pb::AttributeProto {
 
 /// The tensor a constant operand stands for; `None` for an absent optional input.
 pub fn const_tensor(c: &ConstInput<i64>) -> Option<Tensor> {
-    let ints = |v: Vec<i64>| Tensor { shape: vec![v.len()], data: Buffer::I64(v) };
+    let ints = |v: Vec<i64>| Tensor {
+        shape: vec![v.len()],
+        data: Buffer::I64(v),
+    };
     Some(match c {
         ConstInput::Ints(v) => ints(v.clone()),
-        ConstInput::Floats(v) => Tensor { shape: vec![v.len()], data: Buffer::F32(v.clone()) },
-        ConstInput::Scalar(d, v) => Tensor { shape: vec![], data: Buffer::from_f64(*d, &[*v]) },
+        ConstInput::Floats(v) => Tensor {
+            shape: vec![v.len()],
+            data: Buffer::F32(v.clone()),
+        },
+        ConstInput::Scalar(d, v) => Tensor {
+            shape: vec![],
+            data: Buffer::from_f64(*d, &[*v]),
+        },
         ConstInput::Indices { shape, bound, seed } => {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(*seed);
             let n: usize = shape.iter().map(|d| *d as usize).product();
             let values = (0..n).map(|_| rng.random_range(-*bound..*bound)).collect();
-            Tensor { shape: shape.iter().map(|d| *d as usize).collect(), data: Buffer::I64(values) }
+            Tensor {
+                shape: shape.iter().map(|d| *d as usize).collect(),
+                data: Buffer::I64(values),
+            }
         }
         ConstInput::Absent => return None,
     })
@@ -120,7 +137,10 @@ pub fn const_tensor(c: &ConstInput<i64>) -> Option<Tensor> {
 /// Emits `case` as an ONNX model (weights as initializers).
 pub fn emit(case: &TestCase) -> OnnxModel {
     let g = &case.graph;
-    let mut graph = pb::GraphProto { name: Some("dlcfuzz".into()), ..Default::default() };
+    let mut graph = pb::GraphProto {
+        name: Some("dlcfuzz".into()),
+        ..Default::default()
+    };
     let mut inputs = Vec::new();
     for n in g.topo_order() {
         let node = g.node(n);
@@ -133,10 +153,16 @@ pub fn emit(case: &TestCase) -> OnnxModel {
             }
             NodeKind::Weight | NodeKind::Placeholder => {
                 let value = case.values.get(&n).expect("every weight has a value");
-                graph.initializer.push(tensor_proto(&value_name(g, v), value));
+                graph
+                    .initializer
+                    .push(tensor_proto(&value_name(g, v), value));
             }
             NodeKind::Op(op) => {
-                let mut in_names: Vec<String> = g.inputs_of(n).into_iter().map(|v| value_name(g, v)).collect();
+                let mut in_names: Vec<String> = g
+                    .inputs_of(n)
+                    .into_iter()
+                    .map(|v| value_name(g, v))
+                    .collect();
                 for (j, c) in op.attrs.consts.iter().enumerate() {
                     match const_tensor(c) {
                         Some(t) => {
@@ -154,14 +180,25 @@ pub fn emit(case: &TestCase) -> OnnxModel {
                     name: Some(format!("n{}_{}", n.index(), op.op_type())),
                     op_type: Some(op.op_type().to_string()),
                     input: in_names,
-                    output: (0..node.outputs.len()).map(|o| value_name(g, ValueRef { node: n, output: o })).collect(),
-                    attribute: op.attrs.named.iter().map(|(k, v)| attribute(k, v)).collect(),
+                    output: (0..node.outputs.len())
+                        .map(|o| value_name(g, ValueRef { node: n, output: o }))
+                        .collect(),
+                    attribute: op
+                        .attrs
+                        .named
+                        .iter()
+                        .map(|(k, v)| attribute(k, v))
+                        .collect(),
                     ..Default::default()
                 });
             }
         }
     }
-    let outputs: Vec<(ValueRef, String)> = g.outputs().into_iter().map(|v| (v, value_name(g, v))).collect();
+    let outputs: Vec<(ValueRef, String)> = g
+        .outputs()
+        .into_iter()
+        .map(|v| (v, value_name(g, v)))
+        .collect();
     for (v, name) in &outputs {
         graph.output.push(value_info(name, g.ty(*v)));
     }
@@ -169,12 +206,20 @@ pub fn emit(case: &TestCase) -> OnnxModel {
         ir_version: Some(IR_VERSION),
         producer_name: Some("dlcfuzz".into()),
         producer_version: Some(env!("CARGO_PKG_VERSION").into()),
-        opset_import: vec![pb::OperatorSetIdProto { domain: Some(String::new()), version: Some(OPSET) }],
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(OPSET),
+        }],
         graph: Some(graph),
         ..Default::default()
     };
     let output_types = outputs.iter().map(|(v, _)| g.ty(*v).clone()).collect();
-    OnnxModel { bytes: model.encode_to_vec(), inputs, outputs, output_types }
+    OnnxModel {
+        bytes: model.encode_to_vec(),
+        inputs,
+        outputs,
+        output_types,
+    }
 }
 
 /// The dtype of an ONNX elem-type code.

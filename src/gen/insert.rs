@@ -6,9 +6,9 @@ use super::menu::{Choice, Menu};
 use super::solve::VarTable;
 use super::sym::{Bool, Int};
 use super::Recipe;
+use crate::ir::graph::OpNode;
 use crate::ir::{DType, Graph, NodeKind, TensorType, ValueRef};
 use crate::ops::{registry, AttrCx, OpSpec, SymTensor, ValueDomain, MAX_RANK};
-use crate::ir::graph::OpNode;
 use arbitrary::Unstructured;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;
@@ -45,10 +45,19 @@ fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
 /// A fresh symbolic tensor for a new placeholder of the given dtype and rank.
 /// Where `like` is given, each dimension is hinted toward the aligned (trailing) dimension of
 /// `like`, so element-wise partners usually match without the solver.
-fn fresh_tensor(vars: &mut VarTable, u: &mut Unstructured, dtype: DType, rank: usize, tag: &str, like: Option<&[usize]>) -> SymTensor {
+fn fresh_tensor(
+    vars: &mut VarTable,
+    u: &mut Unstructured,
+    dtype: DType,
+    rank: usize,
+    tag: &str,
+    like: Option<&[usize]>,
+) -> SymTensor {
     let dims = (0..rank)
         .map(|i| {
-            let preferred = like.and_then(|l| (l.len() + i).checked_sub(rank).and_then(|j| l.get(j))).map(|d| *d as i64);
+            let preferred = like
+                .and_then(|l| (l.len() + i).checked_sub(rank).and_then(|j| l.get(j)))
+                .map(|d| *d as i64);
             vars.fresh_near(format!("{tag}.d{i}"), 1, MAX_LEAF_DIM, preferred, u)
         })
         .collect();
@@ -56,11 +65,16 @@ fn fresh_tensor(vars: &mut VarTable, u: &mut Unstructured, dtype: DType, rank: u
 }
 
 fn concrete(t: &TensorType) -> SymTensor {
-    SymTensor { dtype: t.dtype, dims: t.shape.iter().map(|d| Int::from(*d)).collect() }
+    SymTensor {
+        dtype: t.dtype,
+        dims: t.shape.iter().map(|d| Int::from(*d)).collect(),
+    }
 }
 
 fn eval_shape(dims: &[Int], env: &[i64]) -> Option<Vec<usize>> {
-    dims.iter().map(|d| d.eval(env).and_then(|v| usize::try_from(v).ok())).collect()
+    dims.iter()
+        .map(|d| d.eval(env).and_then(|v| usize::try_from(v).ok()))
+        .collect()
 }
 
 /// Where an insertion's operands come from.
@@ -78,7 +92,12 @@ struct Generator<'m> {
 
 /// Generates a graph of about `target` op nodes from the recipe's step chunks.
 pub fn generate(recipe: &Recipe, menu: &Menu, target: usize) -> Generated {
-    let mut gen = Generator { menu, graph: Graph::new(), placeholders: Vec::new(), domains: BTreeMap::new() };
+    let mut gen = Generator {
+        menu,
+        graph: Graph::new(),
+        placeholders: Vec::new(),
+        domains: BTreeMap::new(),
+    };
     let empty: Vec<u8> = Vec::new();
     let chunk = |i: usize| recipe.steps.get(i).unwrap_or(&empty);
     gen.seed_placeholder(chunk(0));
@@ -90,17 +109,27 @@ pub fn generate(recipe: &Recipe, menu: &Menu, target: usize) -> Generated {
     if gen.graph.op_count() == 0 {
         gen.force_identity();
     }
-    Generated { graph: gen.graph, domains: gen.domains }
+    Generated {
+        graph: gen.graph,
+        domains: gen.domains,
+    }
 }
 
 impl Generator<'_> {
     fn seed_placeholder(&mut self, chunk: &[u8]) {
         let mut u = Unstructured::new(chunk);
         let dtypes = self.menu.first_input_dtypes();
-        let dtype = dtypes.get(pick(&mut u, dtypes.len(), 0)).copied().unwrap_or(DType::F32);
+        let dtype = dtypes
+            .get(pick(&mut u, dtypes.len(), 0))
+            .copied()
+            .unwrap_or(DType::F32);
         let rank = 1 + pick(&mut u, MAX_RANK, 0);
-        let shape = (0..rank).map(|_| 1 + pick(&mut u, MAX_LEAF_DIM as usize, 0)).collect();
-        let p = self.graph.add_leaf(NodeKind::Placeholder, TensorType::new(dtype, shape));
+        let shape = (0..rank)
+            .map(|_| 1 + pick(&mut u, MAX_LEAF_DIM as usize, 0))
+            .collect();
+        let p = self
+            .graph
+            .add_leaf(NodeKind::Placeholder, TensorType::new(dtype, shape));
         self.placeholders.push(p);
     }
 
@@ -111,9 +140,13 @@ impl Generator<'_> {
         let op = OpNode {
             spec,
             sig: crate::ops::Sig::uniform(ty.dtype, 1),
-            attrs: crate::ops::Attrs { class: crate::ops::DEFAULT_CLASS.into(), ..Default::default() },
+            attrs: crate::ops::Attrs {
+                class: crate::ops::DEFAULT_CLASS.into(),
+                ..Default::default()
+            },
         };
-        self.graph.add_op(op, vec![ty], &[ValueRef { node: p, output: 0 }]);
+        self.graph
+            .add_op(op, vec![ty], &[ValueRef { node: p, output: 0 }]);
     }
 
     fn step(&mut self, chunk: &[u8], backward_chance: u8, step: usize) -> bool {
@@ -121,7 +154,11 @@ impl Generator<'_> {
         let roll = u.arbitrary::<u8>().unwrap_or(0).wrapping_add(step as u8);
         let backward = !self.placeholders.is_empty() && roll < backward_chance;
         for attempt in 0..ATTEMPTS {
-            let done = if backward { self.try_backward(&mut u, attempt) } else { self.try_forward(&mut u, attempt) };
+            let done = if backward {
+                self.try_backward(&mut u, attempt)
+            } else {
+                self.try_forward(&mut u, attempt)
+            };
             if done {
                 return true;
             }
@@ -133,7 +170,8 @@ impl Generator<'_> {
         let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
         let spec = &*registry()[entry.spec];
         let values = self.graph.values();
-        let Some(choice) = self.pick_forward_choice(u, spec, &entry.choices, &values, attempt) else {
+        let Some(choice) = self.pick_forward_choice(u, spec, &entry.choices, &values, attempt)
+        else {
             return false;
         };
         let ranks = spec.input_ranks(&choice.sig);
@@ -162,33 +200,57 @@ impl Generator<'_> {
                     t.dtype == dtype && ranks[i].contains(&t.rank())
                 })
                 .collect();
-            let reuse = domains[i] == ValueDomain::Any && !reusable.is_empty() && u.ratio(1u8, 3u8).unwrap_or(false);
+            let reuse = domains[i] == ValueDomain::Any
+                && !reusable.is_empty()
+                && u.ratio(1u8, 3u8).unwrap_or(false);
             if reuse {
                 let v = reusable[pick(u, reusable.len(), attempt)];
                 inputs.push(concrete(self.graph.ty(v)));
                 operands.push(Operand::Existing(v));
             } else {
-                let rank = if ranks[i].contains(&inputs[0].rank()) && u.ratio(3u8, 4u8).unwrap_or(true) {
-                    inputs[0].rank()
-                } else {
-                    let (lo, hi) = (*ranks[i].start(), (*ranks[i].end()).min(MAX_RANK));
-                    lo + pick(u, hi.saturating_sub(lo) + 1, 0)
-                };
-                let like: Vec<usize> = inputs[0].dims.iter().filter_map(|d| d.as_const().map(|v| v as usize)).collect();
-                inputs.push(fresh_tensor(&mut vars, u, dtype, rank, &format!("in{i}"), Some(&like)));
+                let rank =
+                    if ranks[i].contains(&inputs[0].rank()) && u.ratio(3u8, 4u8).unwrap_or(true) {
+                        inputs[0].rank()
+                    } else {
+                        let (lo, hi) = (*ranks[i].start(), (*ranks[i].end()).min(MAX_RANK));
+                        lo + pick(u, hi.saturating_sub(lo) + 1, 0)
+                    };
+                let like: Vec<usize> = inputs[0]
+                    .dims
+                    .iter()
+                    .filter_map(|d| d.as_const().map(|v| v as usize))
+                    .collect();
+                inputs.push(fresh_tensor(
+                    &mut vars,
+                    u,
+                    dtype,
+                    rank,
+                    &format!("in{i}"),
+                    Some(&like),
+                ));
                 operands.push(Operand::Fresh(domains[i]));
             }
         }
         if domains[0] != ValueDomain::Any {
             return false;
         }
-        let mut cx = AttrCx { u, vars: &mut vars, sig: &choice.sig, class: choice.class, out_rank: None };
+        let mut cx = AttrCx {
+            u,
+            vars: &mut vars,
+            sig: &choice.sig,
+            class: choice.class,
+            out_rank: None,
+        };
         let attrs = spec.attrs(&mut cx, &inputs);
         let outs = spec.type_transfer(&attrs, &inputs);
         let mut reqs = spec.requires(&attrs, &inputs);
         reqs.extend(output_bounds(&outs));
-        let Some(env) = vars.solve(&reqs) else { return false };
-        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else { return false };
+        let Some(env) = vars.solve(&reqs) else {
+            return false;
+        };
+        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else {
+            return false;
+        };
         let refs: Vec<ValueRef> = operands
             .iter()
             .zip(&resolved.inputs)
@@ -219,11 +281,18 @@ impl Generator<'_> {
                 })
             })
             .collect();
-        usable.get(pick(u, usable.len(), attempt)).map(|c| (*c).clone())
+        usable
+            .get(pick(u, usable.len(), attempt))
+            .map(|c| (*c).clone())
     }
 
     fn try_backward(&mut self, u: &mut Unstructured, attempt: usize) -> bool {
-        let free: Vec<NodeIndex> = self.placeholders.iter().copied().filter(|p| !self.domains.contains_key(p)).collect();
+        let free: Vec<NodeIndex> = self
+            .placeholders
+            .iter()
+            .copied()
+            .filter(|p| !self.domains.contains_key(p))
+            .collect();
         if free.is_empty() {
             return false;
         }
@@ -231,13 +300,27 @@ impl Generator<'_> {
         let target = self.graph.node(p).outputs[0].clone();
         let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
         let spec = &*registry()[entry.spec];
-        let usable: Vec<&Choice> = entry.choices.iter().filter(|c| c.sig.outputs[0] == target.dtype).collect();
-        let Some(choice) = usable.get(pick(u, usable.len(), attempt)).map(|c| (*c).clone()) else {
+        let usable: Vec<&Choice> = entry
+            .choices
+            .iter()
+            .filter(|c| c.sig.outputs[0] == target.dtype)
+            .collect();
+        let Some(choice) = usable
+            .get(pick(u, usable.len(), attempt))
+            .map(|c| (*c).clone())
+        else {
             return false;
         };
-        let Some(ranks) = spec.infer_input_types(&choice.sig, target.rank(), u) else { return false };
+        let Some(ranks) = spec.infer_input_types(&choice.sig, target.rank(), u) else {
+            return false;
+        };
         let accepted = spec.input_ranks(&choice.sig);
-        if ranks.len() != accepted.len() || ranks.iter().zip(&accepted).any(|(r, a)| !a.contains(r) || *r > MAX_RANK) {
+        if ranks.len() != accepted.len()
+            || ranks
+                .iter()
+                .zip(&accepted)
+                .any(|(r, a)| !a.contains(r) || *r > MAX_RANK)
+        {
             return false;
         }
         let mut vars = VarTable::default();
@@ -245,9 +328,17 @@ impl Generator<'_> {
             .iter()
             .zip(&choice.sig.inputs)
             .enumerate()
-            .map(|(i, (r, d))| fresh_tensor(&mut vars, u, *d, *r, &format!("in{i}"), Some(&target.shape)))
+            .map(|(i, (r, d))| {
+                fresh_tensor(&mut vars, u, *d, *r, &format!("in{i}"), Some(&target.shape))
+            })
             .collect();
-        let mut cx = AttrCx { u, vars: &mut vars, sig: &choice.sig, class: choice.class, out_rank: Some(target.rank()) };
+        let mut cx = AttrCx {
+            u,
+            vars: &mut vars,
+            sig: &choice.sig,
+            class: choice.class,
+            out_rank: Some(target.rank()),
+        };
         let attrs = spec.attrs(&mut cx, &inputs);
         let outs = spec.type_transfer(&attrs, &inputs);
         if outs[0].len() != target.rank() {
@@ -256,8 +347,12 @@ impl Generator<'_> {
         let mut reqs = spec.requires(&attrs, &inputs);
         reqs.extend(outs[0].iter().zip(&target.shape).map(|(d, t)| d.eq(*t)));
         reqs.extend(output_bounds(&outs[1..]));
-        let Some(env) = vars.solve(&reqs) else { return false };
-        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else { return false };
+        let Some(env) = vars.solve(&reqs) else {
+            return false;
+        };
+        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else {
+            return false;
+        };
         if resolved.outputs[0] != target {
             return false;
         }
@@ -269,7 +364,8 @@ impl Generator<'_> {
             .map(|(ty, domain)| self.new_placeholder(ty.clone(), domain))
             .collect();
         self.placeholders.retain(|q| *q != p);
-        self.graph.replace_placeholder(p, resolved.op, resolved.outputs, &refs);
+        self.graph
+            .replace_placeholder(p, resolved.op, resolved.outputs, &refs);
         true
     }
 
@@ -285,7 +381,10 @@ impl Generator<'_> {
 
 /// Every output dim in `[1, MAX_OUT_DIM]`.
 fn output_bounds(outs: &[Vec<Int>]) -> Vec<Bool> {
-    outs.iter().flatten().map(|d| d.within(1i64, MAX_OUT_DIM)).collect()
+    outs.iter()
+        .flatten()
+        .map(|d| d.within(1i64, MAX_OUT_DIM))
+        .collect()
 }
 
 /// An insertion made concrete by a solver assignment.
@@ -314,10 +413,22 @@ impl Resolved {
             .zip(&choice.sig.outputs)
             .map(|(dims, d)| Some(TensorType::new(*d, eval_shape(dims, env)?)))
             .collect::<Option<_>>()?;
-        if inputs.iter().chain(&outputs).any(|t| t.numel() > MAX_NUMEL || t.shape.contains(&0)) {
+        if inputs
+            .iter()
+            .chain(&outputs)
+            .any(|t| t.numel() > MAX_NUMEL || t.shape.contains(&0))
+        {
             return None;
         }
         let spec_id = crate::ops::spec_id(spec.name())?;
-        Some(Resolved { op: OpNode { spec: spec_id, sig: choice.sig.clone(), attrs }, inputs, outputs })
+        Some(Resolved {
+            op: OpNode {
+                spec: spec_id,
+                sig: choice.sig.clone(),
+                attrs,
+            },
+            inputs,
+            outputs,
+        })
     }
 }

@@ -41,7 +41,12 @@ impl Menu {
                 let choices: Vec<Choice> = s
                     .sigs()
                     .into_iter()
-                    .flat_map(|sig| classes.iter().map(move |c| Choice { sig: sig.clone(), class: *c }))
+                    .flat_map(|sig| {
+                        classes.iter().map(move |c| Choice {
+                            sig: sig.clone(),
+                            class: c,
+                        })
+                    })
                     .filter(|c| allowed(spec, &c.sig, c.class))
                     .collect();
                 (!choices.is_empty()).then_some(MenuEntry { spec, choices })
@@ -66,10 +71,19 @@ impl Menu {
                 let choices: Vec<Choice> = e
                     .choices
                     .iter()
-                    .filter(|c| c.sig.inputs.iter().chain(&c.sig.outputs).all(|d| dtypes.contains(d)))
+                    .filter(|c| {
+                        c.sig
+                            .inputs
+                            .iter()
+                            .chain(&c.sig.outputs)
+                            .all(|d| dtypes.contains(d))
+                    })
                     .cloned()
                     .collect();
-                (!choices.is_empty()).then_some(MenuEntry { spec: e.spec, choices })
+                (!choices.is_empty()).then_some(MenuEntry {
+                    spec: e.spec,
+                    choices,
+                })
             })
             .collect();
         if entries.is_empty() {
@@ -84,7 +98,11 @@ impl Menu {
         let set: BTreeSet<DType> = self
             .entries
             .iter()
-            .flat_map(|e| e.choices.iter().filter_map(|c| c.sig.inputs.first().copied()))
+            .flat_map(|e| {
+                e.choices
+                    .iter()
+                    .filter_map(|c| c.sig.inputs.first().copied())
+            })
             .collect();
         set.into_iter().collect()
     }
@@ -110,7 +128,11 @@ mod tests {
         let f32_only: BTreeSet<DType> = [DType::F32].into_iter().collect();
         let narrow = all.swarm(u128::MAX, &f32_only);
         assert!(narrow.len() < all.len());
-        assert!(narrow.entries.iter().all(|e| e.choices.iter().all(|c| c.sig.inputs.iter().all(|d| *d == DType::F32))));
+        assert!(narrow.entries.iter().all(|e| e.choices.iter().all(|c| c
+            .sig
+            .inputs
+            .iter()
+            .all(|d| *d == DType::F32))));
         let none = all.swarm(0, &f32_only);
         assert_eq!(none.len(), all.len());
     }

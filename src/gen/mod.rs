@@ -35,14 +35,20 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { min_nodes: 1, max_nodes: 10 }
+        Limits {
+            min_nodes: 1,
+            max_nodes: 10,
+        }
     }
 }
 
 impl Limits {
     /// Exactly `n` nodes (as far as insertion succeeds).
     pub fn exact(n: usize) -> Self {
-        Limits { min_nodes: n, max_nodes: n }
+        Limits {
+            min_nodes: n,
+            max_nodes: n,
+        }
     }
 }
 
@@ -142,16 +148,34 @@ impl TestCase {
         let leaves = graph.leaves(&NodeKind::Placeholder);
         let mut any_input = false;
         for (i, leaf) in leaves.iter().enumerate() {
-            let weight_roll = recipe.steps.get(i).and_then(|s| s.last()).copied().unwrap_or(255);
+            let weight_roll = recipe
+                .steps
+                .get(i)
+                .and_then(|s| s.last())
+                .copied()
+                .unwrap_or(255);
             let last = i + 1 == leaves.len();
-            let weight = weight_roll < config.weight_chance && !(last && !any_input);
+            // The last leaf is an input when none is yet, so every model has one.
+            let weight = weight_roll < config.weight_chance && (any_input || !last);
             any_input |= !weight;
             let node = graph.node_mut(*leaf);
-            node.kind = if weight { NodeKind::Weight } else { NodeKind::Input };
-            let domain = out.domains.get(leaf).copied().unwrap_or(crate::ops::ValueDomain::Any);
+            node.kind = if weight {
+                NodeKind::Weight
+            } else {
+                NodeKind::Input
+            };
+            let domain = out
+                .domains
+                .get(leaf)
+                .copied()
+                .unwrap_or(crate::ops::ValueDomain::Any);
             values.insert(*leaf, sample_tensor(&node.outputs[0], domain, &mut rng));
         }
-        TestCase { config: config.clone(), graph, values }
+        TestCase {
+            config: config.clone(),
+            graph,
+            values,
+        }
     }
 
     /// Input leaves in emission order.
@@ -177,7 +201,9 @@ mod tests {
 
     #[test]
     fn recipe_splits_config_and_steps() {
-        let bytes: Vec<u8> = (0..(CONFIG_BYTES + STEP_BYTES + 5) as u32).map(|i| i as u8).collect();
+        let bytes: Vec<u8> = (0..(CONFIG_BYTES + STEP_BYTES + 5) as u32)
+            .map(|i| i as u8)
+            .collect();
         let r = Recipe::from_bytes(&bytes);
         assert_eq!(r.steps.len(), 2);
         assert_eq!(r.steps[1].len(), 5);

@@ -52,7 +52,14 @@ pub fn bin_range(index: u32, width: i64) -> (i64, i64) {
 impl VarTable {
     /// Like [`VarTable::fresh`], but three times in four the hint is `preferred` (clamped to
     /// the domain): fresh dimensions then tend to match the tensors they meet.
-    pub fn fresh_near(&mut self, name: impl Into<String>, lo: i64, hi: i64, preferred: Option<i64>, u: &mut Unstructured) -> Int {
+    pub fn fresh_near(
+        &mut self,
+        name: impl Into<String>,
+        lo: i64,
+        hi: i64,
+        preferred: Option<i64>,
+        u: &mut Unstructured,
+    ) -> Int {
         let var = self.fresh(name, lo, hi, u);
         if let Some(p) = preferred {
             if u.ratio(3u8, 4u8).unwrap_or(true) {
@@ -65,7 +72,13 @@ impl VarTable {
 
     /// Creates a variable in `[lo, hi]` whose hint is decoded from exactly two bytes of `u`
     /// (bin, then position inside the bin).
-    pub fn fresh(&mut self, name: impl Into<String>, lo: i64, hi: i64, u: &mut Unstructured) -> Int {
+    pub fn fresh(
+        &mut self,
+        name: impl Into<String>,
+        lo: i64,
+        hi: i64,
+        u: &mut Unstructured,
+    ) -> Int {
         let hi = hi.max(lo);
         let bin_byte = u.arbitrary::<u8>().unwrap_or(0);
         let pos_byte = u.arbitrary::<u8>().unwrap_or(0);
@@ -98,7 +111,10 @@ impl VarTable {
             return None;
         }
         let values = self.solve_with_z3(requires)?;
-        requires.iter().all(|r| r.eval(&values) == Some(true)).then_some(values)
+        requires
+            .iter()
+            .all(|r| r.eval(&values) == Some(true))
+            .then_some(values)
     }
 
     fn solve_with_z3(&self, requires: &[Bool]) -> Option<Vec<i64>> {
@@ -136,14 +152,18 @@ impl VarTable {
             solver.pop(1);
             sat
         };
-        let in_range = |c: &z3::ast::Int, lo: i64, hi: i64| z3::ast::Bool::and(&[c.ge(lo), c.le(hi)]);
+        let in_range =
+            |c: &z3::ast::Int, lo: i64, hi: i64| z3::ast::Bool::and(&[c.ge(lo), c.le(hi)]);
         let mut values = Vec::with_capacity(self.vars.len());
         for (info, c) in self.vars.iter().zip(&consts) {
             let value = if sat_with(c.eq(info.hint)) {
                 info.hint
             } else {
-                let (mut lo, mut hi) =
-                    if sat_with(in_range(c, info.bin.0, info.bin.1)) { info.bin } else { (info.lo, info.hi) };
+                let (mut lo, mut hi) = if sat_with(in_range(c, info.bin.0, info.bin.1)) {
+                    info.bin
+                } else {
+                    (info.lo, info.hi)
+                };
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
                     if sat_with(in_range(c, lo, mid)) {
@@ -203,7 +223,9 @@ mod tests {
         let mut t = VarTable::default();
         let a = t.fresh("a", 1, 16, &mut u);
         let b = t.fresh("b", 1, 16, &mut u);
-        let sol = t.solve(&[(&a * &b).eq(12i64), a.gt(b.clone())]).expect("satisfiable");
+        let sol = t
+            .solve(&[(&a * &b).eq(12i64), a.gt(b.clone())])
+            .expect("satisfiable");
         assert_eq!(sol[0] * sol[1], 12);
         assert!(sol[0] > sol[1]);
         assert!(t.solve(&[a.gt(16i64)]).is_none());

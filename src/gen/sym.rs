@@ -364,7 +364,10 @@ mod tests {
         let e = (Int::from(7i64) + 3i64) / 4i64 * 2i64 - 1i64;
         assert_eq!(e.as_const(), Some(3));
         assert_eq!(Int::from(5i64).le(4i64).as_const(), Some(false));
-        assert_eq!(Bool::and([Bool::from(true), Int::from(1i64).eq(1i64)]).as_const(), Some(true));
+        assert_eq!(
+            Bool::and([Bool::from(true), Int::from(1i64).eq(1i64)]).as_const(),
+            Some(true)
+        );
     }
 
     #[test]

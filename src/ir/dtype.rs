@@ -56,17 +56,29 @@ impl DType {
 
     /// All integer types, signed then unsigned.
     pub fn ints() -> Vec<DType> {
-        Self::SIGNED.iter().chain(Self::UNSIGNED.iter()).copied().collect()
+        Self::SIGNED
+            .iter()
+            .chain(Self::UNSIGNED.iter())
+            .copied()
+            .collect()
     }
 
     /// All numeric (non-bool) types.
     pub fn numeric() -> Vec<DType> {
-        Self::ALL.iter().copied().filter(|d| *d != DType::Bool).collect()
+        Self::ALL
+            .iter()
+            .copied()
+            .filter(|d| *d != DType::Bool)
+            .collect()
     }
 
     /// Floats and signed integers (types with a sign).
     pub fn signed_numeric() -> Vec<DType> {
-        Self::FLOATS.iter().chain(Self::SIGNED.iter()).copied().collect()
+        Self::FLOATS
+            .iter()
+            .chain(Self::SIGNED.iter())
+            .copied()
+            .collect()
     }
 
     /// The ONNX `TensorProto.DataType` code.

@@ -86,22 +86,46 @@ impl Graph {
 
     /// Adds a leaf of the given type.
     pub fn add_leaf(&mut self, kind: NodeKind, ty: TensorType) -> NodeIndex {
-        self.g.add_node(Node { kind, outputs: vec![ty] })
+        self.g.add_node(Node {
+            kind,
+            outputs: vec![ty],
+        })
     }
 
     /// Adds an operator node fed by `inputs` (in slot order).
-    pub fn add_op(&mut self, op: OpNode, outputs: Vec<TensorType>, inputs: &[ValueRef]) -> NodeIndex {
-        let n = self.g.add_node(Node { kind: NodeKind::Op(op), outputs });
+    pub fn add_op(
+        &mut self,
+        op: OpNode,
+        outputs: Vec<TensorType>,
+        inputs: &[ValueRef],
+    ) -> NodeIndex {
+        let n = self.g.add_node(Node {
+            kind: NodeKind::Op(op),
+            outputs,
+        });
         self.connect(n, inputs);
         n
     }
 
     /// Turns placeholder `p` into an operator node (backward insertion): its consumers keep
     /// reading output 0, which must keep the placeholder's type.
-    pub fn replace_placeholder(&mut self, p: NodeIndex, op: OpNode, outputs: Vec<TensorType>, inputs: &[ValueRef]) {
+    pub fn replace_placeholder(
+        &mut self,
+        p: NodeIndex,
+        op: OpNode,
+        outputs: Vec<TensorType>,
+        inputs: &[ValueRef],
+    ) {
         let node = &mut self.g[p];
-        assert_eq!(node.kind, NodeKind::Placeholder, "only placeholders are replaced");
-        assert_eq!(node.outputs[0], outputs[0], "output 0 keeps the placeholder's type");
+        assert_eq!(
+            node.kind,
+            NodeKind::Placeholder,
+            "only placeholders are replaced"
+        );
+        assert_eq!(
+            node.outputs[0], outputs[0],
+            "output 0 keeps the placeholder's type"
+        );
         node.kind = NodeKind::Op(op);
         node.outputs = outputs;
         self.connect(p, inputs);
@@ -109,7 +133,14 @@ impl Graph {
 
     fn connect(&mut self, n: NodeIndex, inputs: &[ValueRef]) {
         for (slot, v) in inputs.iter().enumerate() {
-            self.g.add_edge(v.node, n, Edge { out_index: v.output, in_slot: slot });
+            self.g.add_edge(
+                v.node,
+                n,
+                Edge {
+                    out_index: v.output,
+                    in_slot: slot,
+                },
+            );
         }
     }
 
@@ -133,7 +164,15 @@ impl Graph {
         let mut ins: Vec<(usize, ValueRef)> = self
             .g
             .edges_directed(n, Direction::Incoming)
-            .map(|e| (e.weight().in_slot, ValueRef { node: e.source(), output: e.weight().out_index }))
+            .map(|e| {
+                (
+                    e.weight().in_slot,
+                    ValueRef {
+                        node: e.source(),
+                        output: e.weight().out_index,
+                    },
+                )
+            })
             .collect();
         ins.sort();
         ins.into_iter().map(|(_, v)| v).collect()
@@ -156,23 +195,34 @@ impl Graph {
     pub fn values(&self) -> Vec<ValueRef> {
         self.topo_order()
             .into_iter()
-            .flat_map(|n| (0..self.g[n].outputs.len()).map(move |output| ValueRef { node: n, output }))
+            .flat_map(|n| {
+                (0..self.g[n].outputs.len()).map(move |output| ValueRef { node: n, output })
+            })
             .collect()
     }
 
     /// Leaves of the given kind, in topological order.
     pub fn leaves(&self, kind: &NodeKind) -> Vec<NodeIndex> {
-        self.topo_order().into_iter().filter(|n| &self.g[*n].kind == kind).collect()
+        self.topo_order()
+            .into_iter()
+            .filter(|n| &self.g[*n].kind == kind)
+            .collect()
     }
 
     /// Operator nodes in topological order.
     pub fn op_nodes(&self) -> Vec<NodeIndex> {
-        self.topo_order().into_iter().filter(|n| matches!(self.g[*n].kind, NodeKind::Op(_))).collect()
+        self.topo_order()
+            .into_iter()
+            .filter(|n| matches!(self.g[*n].kind, NodeKind::Op(_)))
+            .collect()
     }
 
     /// Number of operator nodes.
     pub fn op_count(&self) -> usize {
-        self.g.node_weights().filter(|n| matches!(n.kind, NodeKind::Op(_))).count()
+        self.g
+            .node_weights()
+            .filter(|n| matches!(n.kind, NodeKind::Op(_)))
+            .count()
     }
 
     /// Graph outputs: op outputs that nothing consumes.
@@ -185,7 +235,9 @@ impl Graph {
 
     /// True when the graph is weakly connected.
     pub fn is_connected(&self) -> bool {
-        let mut sets = petgraph::unionfind::UnionFind::new(petgraph::visit::NodeIndexable::node_bound(&self.g));
+        let mut sets = petgraph::unionfind::UnionFind::new(
+            petgraph::visit::NodeIndexable::node_bound(&self.g),
+        );
         for e in self.g.edge_indices() {
             let (a, b) = self.g.edge_endpoints(e).expect("edge exists");
             sets.union(a.index(), b.index());
@@ -203,7 +255,11 @@ mod tests {
     use crate::ops::{spec_id, Attrs};
 
     fn relu() -> OpNode {
-        OpNode { spec: spec_id("Relu").unwrap(), sig: crate::ops::Sig::uniform(DType::F32, 1), attrs: Attrs::default() }
+        OpNode {
+            spec: spec_id("Relu").unwrap(),
+            sig: crate::ops::Sig::uniform(DType::F32, 1),
+            attrs: Attrs::default(),
+        }
     }
 
     #[test]
@@ -213,10 +269,21 @@ mod tests {
         let p = g.add_leaf(NodeKind::Placeholder, t.clone());
         let top = g.add_op(relu(), vec![t.clone()], &[ValueRef { node: p, output: 0 }]);
         let q = g.add_leaf(NodeKind::Placeholder, t.clone());
-        g.replace_placeholder(p, relu(), vec![t.clone()], &[ValueRef { node: q, output: 0 }]);
+        g.replace_placeholder(
+            p,
+            relu(),
+            vec![t.clone()],
+            &[ValueRef { node: q, output: 0 }],
+        );
         assert_eq!(g.op_count(), 2);
         assert!(g.is_connected());
-        assert_eq!(g.outputs(), vec![ValueRef { node: top, output: 0 }]);
+        assert_eq!(
+            g.outputs(),
+            vec![ValueRef {
+                node: top,
+                output: 0
+            }]
+        );
         assert_eq!(g.inputs_of(p), vec![ValueRef { node: q, output: 0 }]);
         assert_eq!(g.topo_order().first(), Some(&q));
     }

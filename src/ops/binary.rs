@@ -34,28 +34,116 @@ struct Binary {
 }
 
 const TABLE: &[Binary] = &[
-    Binary { name: "Add", types: Types::Numeric, int_divisor: false },
-    Binary { name: "Sub", types: Types::Numeric, int_divisor: false },
-    Binary { name: "Mul", types: Types::Numeric, int_divisor: false },
-    Binary { name: "Div", types: Types::Numeric, int_divisor: true },
-    Binary { name: "Mod", types: Types::Numeric, int_divisor: true },
-    Binary { name: "Pow", types: Types::Float, int_divisor: false },
-    Binary { name: "Max", types: Types::Numeric, int_divisor: false },
-    Binary { name: "Min", types: Types::Numeric, int_divisor: false },
-    Binary { name: "Mean", types: Types::Float, int_divisor: false },
-    Binary { name: "Sum", types: Types::Float, int_divisor: false },
-    Binary { name: "Equal", types: Types::Equality, int_divisor: false },
-    Binary { name: "Less", types: Types::Compare, int_divisor: false },
-    Binary { name: "Greater", types: Types::Compare, int_divisor: false },
-    Binary { name: "LessOrEqual", types: Types::Compare, int_divisor: false },
-    Binary { name: "GreaterOrEqual", types: Types::Compare, int_divisor: false },
-    Binary { name: "And", types: Types::Logical, int_divisor: false },
-    Binary { name: "Or", types: Types::Logical, int_divisor: false },
-    Binary { name: "Xor", types: Types::Logical, int_divisor: false },
-    Binary { name: "BitwiseAnd", types: Types::Bitwise, int_divisor: false },
-    Binary { name: "BitwiseOr", types: Types::Bitwise, int_divisor: false },
-    Binary { name: "BitwiseXor", types: Types::Bitwise, int_divisor: false },
-    Binary { name: "BitShift", types: Types::Unsigned, int_divisor: false },
+    Binary {
+        name: "Add",
+        types: Types::Numeric,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Sub",
+        types: Types::Numeric,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Mul",
+        types: Types::Numeric,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Div",
+        types: Types::Numeric,
+        int_divisor: true,
+    },
+    Binary {
+        name: "Mod",
+        types: Types::Numeric,
+        int_divisor: true,
+    },
+    Binary {
+        name: "Pow",
+        types: Types::Float,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Max",
+        types: Types::Numeric,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Min",
+        types: Types::Numeric,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Mean",
+        types: Types::Float,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Sum",
+        types: Types::Float,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Equal",
+        types: Types::Equality,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Less",
+        types: Types::Compare,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Greater",
+        types: Types::Compare,
+        int_divisor: false,
+    },
+    Binary {
+        name: "LessOrEqual",
+        types: Types::Compare,
+        int_divisor: false,
+    },
+    Binary {
+        name: "GreaterOrEqual",
+        types: Types::Compare,
+        int_divisor: false,
+    },
+    Binary {
+        name: "And",
+        types: Types::Logical,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Or",
+        types: Types::Logical,
+        int_divisor: false,
+    },
+    Binary {
+        name: "Xor",
+        types: Types::Logical,
+        int_divisor: false,
+    },
+    Binary {
+        name: "BitwiseAnd",
+        types: Types::Bitwise,
+        int_divisor: false,
+    },
+    Binary {
+        name: "BitwiseOr",
+        types: Types::Bitwise,
+        int_divisor: false,
+    },
+    Binary {
+        name: "BitwiseXor",
+        types: Types::Bitwise,
+        int_divisor: false,
+    },
+    Binary {
+        name: "BitShift",
+        types: Types::Unsigned,
+        int_divisor: false,
+    },
 ];
 
 impl OpSpec for Binary {
@@ -78,7 +166,12 @@ impl OpSpec for Binary {
             .collect()
     }
 
-    fn infer_input_types(&self, _sig: &Sig, out_rank: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
         Some(broadcast_input_ranks(2, out_rank, u))
     }
 
@@ -120,8 +213,11 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
     TABLE
         .iter()
         .map(|b| {
-            Box::new(Binary { name: b.name, types: b.types, int_divisor: b.int_divisor })
-                as Box<dyn OpSpec>
+            Box::new(Binary {
+                name: b.name,
+                types: b.types,
+                int_divisor: b.int_divisor,
+            }) as Box<dyn OpSpec>
         })
         .collect()
 }
@@ -134,12 +230,27 @@ mod tests {
     fn comparisons_output_bool_and_broadcast() {
         let less = specs().into_iter().find(|s| s.name() == "Less").unwrap();
         assert!(less.sigs().iter().all(|s| s.outputs == vec![DType::Bool]));
-        let a = SymTensor { dtype: DType::F32, dims: vec![Int::from(2usize), Int::from(1usize)] };
-        let b = SymTensor { dtype: DType::F32, dims: vec![Int::from(5usize)] };
+        let a = SymTensor {
+            dtype: DType::F32,
+            dims: vec![Int::from(2usize), Int::from(1usize)],
+        };
+        let b = SymTensor {
+            dtype: DType::F32,
+            dims: vec![Int::from(5usize)],
+        };
         let ins = [a, b];
-        assert!(less.requires(&SymAttrs::default(), &ins).iter().all(|r| r.as_const() == Some(true)));
+        assert!(less
+            .requires(&SymAttrs::default(), &ins)
+            .iter()
+            .all(|r| r.as_const() == Some(true)));
         let out = less.type_transfer(&SymAttrs::default(), &ins);
-        assert_eq!(out[0].iter().map(|d| d.as_const().unwrap()).collect::<Vec<_>>(), vec![2, 5]);
+        assert_eq!(
+            out[0]
+                .iter()
+                .map(|d| d.as_const().unwrap())
+                .collect::<Vec<_>>(),
+            vec![2, 5]
+        );
     }
 
     #[test]
@@ -147,6 +258,9 @@ mod tests {
         let div = specs().into_iter().find(|s| s.name() == "Div").unwrap();
         let int_sig = Sig::uniform(DType::I32, 2);
         assert_eq!(div.input_domains(&int_sig)[1], ValueDomain::Positive);
-        assert_eq!(div.input_domains(&Sig::uniform(DType::F32, 2))[1], ValueDomain::Any);
+        assert_eq!(
+            div.input_domains(&Sig::uniform(DType::F32, 2))[1],
+            ValueDomain::Any
+        );
     }
 }

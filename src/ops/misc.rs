@@ -1,9 +1,9 @@
 //! Where, Cast and Clip.
 
 use super::shape::{broadcast, broadcast_input_ranks};
-use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
 #[cfg(test)]
 use super::DEFAULT_CLASS;
+use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -16,9 +16,17 @@ impl OpSpec for Where {
         "Where"
     }
     fn sigs(&self) -> Vec<Sig> {
-        DType::ALL.iter().map(|t| Sig::new(vec![DType::Bool, *t, *t], vec![*t])).collect()
+        DType::ALL
+            .iter()
+            .map(|t| Sig::new(vec![DType::Bool, *t, *t], vec![*t]))
+            .collect()
     }
-    fn infer_input_types(&self, _sig: &Sig, out_rank: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
         Some(broadcast_input_ranks(3, out_rank, u))
     }
     fn requires(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Bool> {
@@ -47,7 +55,10 @@ impl OpSpec for Cast {
     }
     fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
         let mut attrs = SymAttrs::default();
-        attrs.set("to", AttrValue::Int(Int::from(i64::from(cx.sig.outputs[0].onnx_code()))));
+        attrs.set(
+            "to",
+            AttrValue::Int(Int::from(i64::from(cx.sig.outputs[0].onnx_code()))),
+        );
         attrs
     }
     fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
@@ -66,23 +77,38 @@ impl OpSpec for Clip {
         "Clip"
     }
     fn sigs(&self) -> Vec<Sig> {
-        DType::numeric().into_iter().map(|t| Sig::uniform(t, 1)).collect()
+        DType::numeric()
+            .into_iter()
+            .map(|t| Sig::uniform(t, 1))
+            .collect()
     }
     fn classes(&self) -> Vec<&'static str> {
         vec!["min_max", "min_only", "max_only"]
     }
     fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
         let dtype = cx.sig.inputs[0];
-        let (lo_range, hi_range) = if dtype.is_unsigned() { (0.0, 6.0) } else { (-3.0, 3.0) };
+        let (lo_range, hi_range) = if dtype.is_unsigned() {
+            (0.0, 6.0)
+        } else {
+            (-3.0, 3.0)
+        };
         let a = cx.float(lo_range, hi_range) as f64;
         let b = cx.float(lo_range, hi_range) as f64;
-        let (lo, hi) = if dtype.is_float() { (a.min(b), a.max(b)) } else { (a.min(b).round(), a.max(b).round()) };
+        let (lo, hi) = if dtype.is_float() {
+            (a.min(b), a.max(b))
+        } else {
+            (a.min(b).round(), a.max(b).round())
+        };
         let consts = match cx.class {
             "min_only" => vec![ConstInput::Scalar(dtype, lo)],
             "max_only" => vec![ConstInput::Absent, ConstInput::Scalar(dtype, hi)],
             _ => vec![ConstInput::Scalar(dtype, lo), ConstInput::Scalar(dtype, hi)],
         };
-        SymAttrs { class: cx.class.into(), named: Vec::new(), consts }
+        SymAttrs {
+            class: cx.class.into(),
+            named: Vec::new(),
+            consts,
+        }
     }
     fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
         Vec::new()
@@ -108,7 +134,13 @@ mod tests {
         let mut u = Unstructured::new(&bytes);
         let mut vars = crate::gen::solve::VarTable::default();
         let sig = Sig::new(vec![DType::F32], vec![DType::I64]);
-        let mut cx = AttrCx { u: &mut u, vars: &mut vars, sig: &sig, class: DEFAULT_CLASS, out_rank: None };
+        let mut cx = AttrCx {
+            u: &mut u,
+            vars: &mut vars,
+            sig: &sig,
+            class: DEFAULT_CLASS,
+            out_rank: None,
+        };
         let attrs = Cast.attrs(&mut cx, &[]);
         assert_eq!(attrs.int("to").as_const(), Some(7));
     }

@@ -129,7 +129,11 @@ pub struct Attrs<I> {
 
 impl<I> Default for Attrs<I> {
     fn default() -> Self {
-        Attrs { class: DEFAULT_CLASS.into(), named: Vec::new(), consts: Vec::new() }
+        Attrs {
+            class: DEFAULT_CLASS.into(),
+            named: Vec::new(),
+            consts: Vec::new(),
+        }
     }
 }
 
@@ -210,7 +214,11 @@ impl SymAttrs {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Attrs { class: self.class.clone(), named, consts })
+        Some(Attrs {
+            class: self.class.clone(),
+            named,
+            consts,
+        })
     }
 }
 
@@ -319,7 +327,12 @@ pub trait OpSpec: Send + Sync {
 
     /// Input ranks that can produce output 0 of rank `out_rank` (backward insertion); `None`
     /// when no input ranks can.
-    fn infer_input_types(&self, sig: &Sig, out_rank: usize, u: &mut Unstructured) -> Option<Vec<usize>> {
+    fn infer_input_types(
+        &self,
+        sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
         let _ = u;
         Some(vec![out_rank; sig.inputs.len()])
     }
@@ -405,9 +418,17 @@ pub mod shape {
     /// Ranks for broadcasting inputs in backward insertion: each input gets `out_rank` or,
     /// sometimes, fewer leading dims.
     pub fn broadcast_input_ranks(n: usize, out_rank: usize, u: &mut Unstructured) -> Vec<usize> {
-        let lower = (0..n).map(|_| u.ratio(1u8, 4u8).unwrap_or(false)).collect::<Vec<_>>();
+        let lower = (0..n)
+            .map(|_| u.ratio(1u8, 4u8).unwrap_or(false))
+            .collect::<Vec<_>>();
         (0..n)
-            .map(|i| if i > 0 && lower[i] { out_rank.saturating_sub(1) } else { out_rank })
+            .map(|i| {
+                if i > 0 && lower[i] {
+                    out_rank.saturating_sub(1)
+                } else {
+                    out_rank
+                }
+            })
             .collect()
     }
 }
@@ -443,6 +464,11 @@ mod tests {
         let b: Vec<Int> = vec![Int::from(4usize)];
         let (reqs, out) = shape::broadcast(&[&a, &b]);
         assert!(reqs.iter().all(|r| r.as_const() == Some(true)));
-        assert_eq!(out.iter().map(|d| d.as_const().unwrap()).collect::<Vec<_>>(), vec![3, 4]);
+        assert_eq!(
+            out.iter()
+                .map(|d| d.as_const().unwrap())
+                .collect::<Vec<_>>(),
+            vec![3, 4]
+        );
     }
 }

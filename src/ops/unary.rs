@@ -36,41 +36,181 @@ struct Unary {
 const ALPHA: &[FloatAttr] = &[("alpha", 0.0625, 2.0)];
 
 const TABLE: &[Unary] = &[
-    Unary { name: "Abs", types: Types::Numeric, floats: &[] },
-    Unary { name: "Neg", types: Types::Signed, floats: &[] },
-    Unary { name: "Sign", types: Types::Numeric, floats: &[] },
-    Unary { name: "Identity", types: Types::Any, floats: &[] },
-    Unary { name: "Not", types: Types::Bool, floats: &[] },
-    Unary { name: "Exp", types: Types::Float, floats: &[] },
-    Unary { name: "Log", types: Types::Float, floats: &[] },
-    Unary { name: "Sqrt", types: Types::Float, floats: &[] },
-    Unary { name: "Reciprocal", types: Types::Float, floats: &[] },
-    Unary { name: "Sin", types: Types::Float, floats: &[] },
-    Unary { name: "Cos", types: Types::Float, floats: &[] },
-    Unary { name: "Tan", types: Types::Float, floats: &[] },
-    Unary { name: "Atan", types: Types::Float, floats: &[] },
-    Unary { name: "Sinh", types: Types::Float, floats: &[] },
-    Unary { name: "Cosh", types: Types::Float, floats: &[] },
-    Unary { name: "Asinh", types: Types::Float, floats: &[] },
-    Unary { name: "Tanh", types: Types::Float, floats: &[] },
-    Unary { name: "Erf", types: Types::Float, floats: &[] },
-    Unary { name: "Floor", types: Types::Float, floats: &[] },
-    Unary { name: "Ceil", types: Types::Float, floats: &[] },
-    Unary { name: "Round", types: Types::Float, floats: &[] },
-    Unary { name: "Sigmoid", types: Types::Float, floats: &[] },
-    Unary { name: "Relu", types: Types::Signed, floats: &[] },
-    Unary { name: "LeakyRelu", types: Types::Float, floats: ALPHA },
-    Unary { name: "Elu", types: Types::Float, floats: ALPHA },
-    Unary { name: "Celu", types: Types::Only(&[DType::F32]), floats: &[("alpha", 0.25, 2.0)] },
-    Unary { name: "Selu", types: Types::Float, floats: &[] },
-    Unary { name: "ThresholdedRelu", types: Types::Float, floats: ALPHA },
-    Unary { name: "HardSigmoid", types: Types::Float, floats: &[("alpha", 0.0625, 1.0), ("beta", 0.0, 1.0)] },
-    Unary { name: "HardSwish", types: Types::Float, floats: &[] },
-    Unary { name: "Softplus", types: Types::Float, floats: &[] },
-    Unary { name: "Softsign", types: Types::Float, floats: &[] },
-    Unary { name: "Mish", types: Types::Float, floats: &[] },
-    Unary { name: "IsNaN", types: Types::OnlyToBool(&DType::FLOATS), floats: &[] },
-    Unary { name: "IsInf", types: Types::OnlyToBool(&[DType::F32, DType::F64]), floats: &[] },
+    Unary {
+        name: "Abs",
+        types: Types::Numeric,
+        floats: &[],
+    },
+    Unary {
+        name: "Neg",
+        types: Types::Signed,
+        floats: &[],
+    },
+    Unary {
+        name: "Sign",
+        types: Types::Numeric,
+        floats: &[],
+    },
+    Unary {
+        name: "Identity",
+        types: Types::Any,
+        floats: &[],
+    },
+    Unary {
+        name: "Not",
+        types: Types::Bool,
+        floats: &[],
+    },
+    Unary {
+        name: "Exp",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Log",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Sqrt",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Reciprocal",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Sin",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Cos",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Tan",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Atan",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Sinh",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Cosh",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Asinh",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Tanh",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Erf",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Floor",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Ceil",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Round",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Sigmoid",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Relu",
+        types: Types::Signed,
+        floats: &[],
+    },
+    Unary {
+        name: "LeakyRelu",
+        types: Types::Float,
+        floats: ALPHA,
+    },
+    Unary {
+        name: "Elu",
+        types: Types::Float,
+        floats: ALPHA,
+    },
+    Unary {
+        name: "Celu",
+        types: Types::Only(&[DType::F32]),
+        floats: &[("alpha", 0.25, 2.0)],
+    },
+    Unary {
+        name: "Selu",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "ThresholdedRelu",
+        types: Types::Float,
+        floats: ALPHA,
+    },
+    Unary {
+        name: "HardSigmoid",
+        types: Types::Float,
+        floats: &[("alpha", 0.0625, 1.0), ("beta", 0.0, 1.0)],
+    },
+    Unary {
+        name: "HardSwish",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Softplus",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Softsign",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "Mish",
+        types: Types::Float,
+        floats: &[],
+    },
+    Unary {
+        name: "IsNaN",
+        types: Types::OnlyToBool(&DType::FLOATS),
+        floats: &[],
+    },
+    Unary {
+        name: "IsInf",
+        types: Types::OnlyToBool(&[DType::F32, DType::F64]),
+        floats: &[],
+    },
 ];
 
 impl OpSpec for Unary {
@@ -87,7 +227,10 @@ impl OpSpec for Unary {
             Types::Bool => same(vec![DType::Bool]),
             Types::Any => same(DType::ALL.to_vec()),
             Types::Only(types) => same(types.to_vec()),
-            Types::OnlyToBool(types) => types.iter().map(|t| Sig::new(vec![*t], vec![DType::Bool])).collect(),
+            Types::OnlyToBool(types) => types
+                .iter()
+                .map(|t| Sig::new(vec![*t], vec![DType::Bool]))
+                .collect(),
         }
     }
 
@@ -113,7 +256,13 @@ impl OpSpec for Unary {
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
     TABLE
         .iter()
-        .map(|u| Box::new(Unary { name: u.name, types: u.types, floats: u.floats }) as Box<dyn OpSpec>)
+        .map(|u| {
+            Box::new(Unary {
+                name: u.name,
+                types: u.types,
+                floats: u.floats,
+            }) as Box<dyn OpSpec>
+        })
         .collect()
 }
 
@@ -123,7 +272,10 @@ mod tests {
 
     #[test]
     fn output_shape_is_input_shape() {
-        let x = SymTensor { dtype: DType::F32, dims: vec![Int::from(2usize), Int::from(3usize)] };
+        let x = SymTensor {
+            dtype: DType::F32,
+            dims: vec![Int::from(2usize), Int::from(3usize)],
+        };
         for spec in specs() {
             let out = spec.type_transfer(&SymAttrs::default(), std::slice::from_ref(&x));
             assert_eq!(out[0].len(), 2, "{}", spec.name());

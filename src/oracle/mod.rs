@@ -71,16 +71,28 @@ pub fn compare(reference: &Tensor, actual: &Tensor) -> Option<String> {
         return Some(format!("shape {:?} vs {:?}", reference.shape, actual.shape));
     }
     if reference.data.dtype() != actual.data.dtype() {
-        return Some(format!("dtype {} vs {}", reference.data.dtype(), actual.data.dtype()));
+        return Some(format!(
+            "dtype {} vs {}",
+            reference.data.dtype(),
+            actual.data.dtype()
+        ));
     }
     let (atol, rtol) = tolerance(reference.data.dtype());
     let (r, a) = (reference.data.to_f64_vec(), actual.data.to_f64_vec());
     let bad = r.iter().zip(&a).position(|(x, y)| {
         let same_nan = x.is_nan() && y.is_nan();
-        !same_nan && !((x - y).abs() <= atol + rtol * x.abs())
+        let close = (x - y).abs() <= atol + rtol * x.abs();
+        !same_nan && !close
     })?;
-    let max_err = r.iter().zip(&a).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
-    Some(format!("element {bad}: {} vs {} (max abs error {max_err:e})", r[bad], a[bad]))
+    let max_err = r
+        .iter()
+        .zip(&a)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
+    Some(format!(
+        "element {bad}: {} vs {} (max abs error {max_err:e})",
+        r[bad], a[bad]
+    ))
 }
 
 /// Replaces every alphanumeric token that holds a digit (numbers, addresses, node names like
@@ -109,7 +121,9 @@ pub fn normalize_message(message: &str) -> String {
 }
 
 fn has_non_finite(outputs: &[Tensor]) -> bool {
-    outputs.iter().any(|t| t.data.to_f64_vec().iter().any(|v| !v.is_finite()))
+    outputs
+        .iter()
+        .any(|t| t.data.to_f64_vec().iter().any(|v| !v.is_finite()))
 }
 
 fn skip_for(e: &BackendError) -> Skip {
@@ -120,7 +134,12 @@ fn skip_for(e: &BackendError) -> Skip {
 }
 
 /// Runs `model` at every level of `backend` and judges the results.
-pub fn differential(backend: &dyn Backend, model: &OnnxModel, inputs: &[&Tensor], op_types: &str) -> Verdict {
+pub fn differential(
+    backend: &dyn Backend,
+    model: &OnnxModel,
+    inputs: &[&Tensor],
+    op_types: &str,
+) -> Verdict {
     let levels = backend.levels();
     let reference = match backend.run(model, inputs, 0) {
         Ok(outs) => outs,
@@ -148,8 +167,14 @@ pub fn differential(backend: &dyn Backend, model: &OnnxModel, inputs: &[&Tensor]
             }
             Ok(_) if non_finite => {}
             Ok(outs) => {
-                let diff = reference.iter().zip(&outs).enumerate().find_map(|(i, (r, a))| compare(r, a).map(|d| (i, d)));
-                if let Some((i, d)) = diff.or_else(|| (outs.len() != reference.len()).then(|| (0, "output count".into()))) {
+                let diff = reference
+                    .iter()
+                    .zip(&outs)
+                    .enumerate()
+                    .find_map(|(i, (r, a))| compare(r, a).map(|d| (i, d)));
+                if let Some((i, d)) = diff
+                    .or_else(|| (outs.len() != reference.len()).then(|| (0, "output count".into())))
+                {
                     return Verdict::Found(Finding {
                         kind: FindingKind::Inconsistency,
                         level: (*name).into(),
@@ -173,7 +198,10 @@ mod tests {
     use crate::ir::Buffer;
 
     fn t(v: Vec<f32>) -> Tensor {
-        Tensor { shape: vec![v.len()], data: Buffer::F32(v) }
+        Tensor {
+            shape: vec![v.len()],
+            data: Buffer::F32(v),
+        }
     }
 
     #[test]
@@ -181,13 +209,22 @@ mod tests {
         assert!(compare(&t(vec![1.0, 2.0]), &t(vec![1.0005, 2.0])).is_none());
         assert!(compare(&t(vec![1.0, 2.0]), &t(vec![1.1, 2.0])).is_some());
         assert!(compare(&t(vec![1.0]), &t(vec![1.0, 1.0])).is_some());
-        let ints = Tensor { shape: vec![1], data: Buffer::I32(vec![3]) };
-        let other = Tensor { shape: vec![1], data: Buffer::I32(vec![4]) };
+        let ints = Tensor {
+            shape: vec![1],
+            data: Buffer::I32(vec![3]),
+        };
+        let other = Tensor {
+            shape: vec![1],
+            data: Buffer::I32(vec![4]),
+        };
         assert!(compare(&ints, &other).is_some());
     }
 
     #[test]
     fn messages_normalize_numbers() {
-        assert_eq!(normalize_message("node n12_Add at 0x7f3a"), normalize_message("node n3_Add at 0x10"));
+        assert_eq!(
+            normalize_message("node n12_Add at 0x7f3a"),
+            normalize_message("node n3_Add at 0x10")
+        );
     }
 }

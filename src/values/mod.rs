@@ -12,19 +12,32 @@ pub fn sample_tensor(ty: &TensorType, domain: ValueDomain, rng: &mut impl Rng) -
     let positive = domain == ValueDomain::Positive;
     let n = ty.numel();
     let values: Vec<f64> = match ty.dtype {
-        DType::Bool => (0..n).map(|_| f64::from(u8::from(rng.random::<bool>()))).collect(),
+        DType::Bool => (0..n)
+            .map(|_| f64::from(u8::from(rng.random::<bool>())))
+            .collect(),
         d if d.is_float() => {
             let lo = if positive { 0.25 } else { -2.0 };
             // A grid of 1/64 keeps values exact in f16 as well as f32 and f64.
-            (0..n).map(|_| (rng.random_range(lo..=2.0f64) * 64.0).round() / 64.0).collect()
+            (0..n)
+                .map(|_| (rng.random_range(lo..=2.0f64) * 64.0).round() / 64.0)
+                .collect()
         }
         d => {
-            let lo = if positive { 1 } else if d.is_unsigned() { 0 } else { -8 };
+            let lo = if positive {
+                1
+            } else if d.is_unsigned() {
+                0
+            } else {
+                -8
+            };
             let hi = if d.is_unsigned() { 7 } else { 8 };
             (0..n).map(|_| rng.random_range(lo..=hi) as f64).collect()
         }
     };
-    Tensor { shape: ty.shape.clone(), data: Buffer::from_f64(ty.dtype, &values) }
+    Tensor {
+        shape: ty.shape.clone(),
+        data: Buffer::from_f64(ty.dtype, &values),
+    }
 }
 
 #[cfg(test)]
