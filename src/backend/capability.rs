@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 /// Single-op cases tried per triple before it counts as not instantiable.
-const PROBE_CASES: u8 = 3;
+const PROBE_CASES: u8 = 8;
 
 /// A supported triple: (op name, signature key, class).
 pub type Triple = (String, String, String);
@@ -27,6 +27,18 @@ pub struct Capabilities {
     pub supported: BTreeSet<Triple>,
     /// Triples the backend reported as unsupported.
     pub unsupported: BTreeSet<Triple>,
+    /// Triples whose single-op model fails with an internal error even unoptimized (a backend
+    /// bug), with the message: reported, and kept out of generation.
+    pub broken: Vec<(Triple, String)>,
+}
+
+/// The result of probing one triple.
+enum Probe {
+    Supported,
+    Unsupported,
+    Broken(String),
+    /// No single-op model could be generated for the triple.
+    NotInstantiated,
 }
 
 /// A hash of every spec's name, signatures and classes: changes when the specs change.
@@ -48,14 +60,8 @@ fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
     )
 }
 
-/// Probes one triple: `Some(true)` supported, `Some(false)` unsupported, `None` when no
-/// single-op model could be generated for it.
-fn probe_one(
-    backend: &dyn Backend,
-    spec: SpecId,
-    sig: &crate::ops::Sig,
-    class: &str,
-) -> Option<bool> {
+/// Probes one triple on a few single-op models.
+fn probe_one(backend: &dyn Backend, spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Probe {
     let menu = Menu::new(|s, g, c| s == spec && g == sig && c == class);
     let mut generated = false;
     for k in 0..PROBE_CASES {
@@ -79,15 +85,19 @@ fn probe_one(
         let inputs: Vec<&crate::ir::Tensor> =
             model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
         for level in [0, backend.levels().len() - 1] {
-            // Unsupported, or rejected by the backend's schema check: either way not to generate.
-            if let Err(e) = backend.run(&model, &inputs, level) {
-                if e.class != ErrorClass::Internal {
-                    return Some(false);
-                }
+            match backend.run(&model, &inputs, level) {
+                // Unsupported, or rejected by the backend's schema check: not to generate.
+                Err(e) if e.class != ErrorClass::Internal => return Probe::Unsupported,
+                Err(e) if level == 0 => return Probe::Broken(e.message),
+                _ => {}
             }
         }
     }
-    generated.then_some(true)
+    if generated {
+        Probe::Supported
+    } else {
+        Probe::NotInstantiated
+    }
 }
 
 impl Capabilities {
@@ -100,15 +110,24 @@ impl Capabilities {
             registry_fingerprint: registry_fingerprint(),
             supported: BTreeSet::new(),
             unsupported: BTreeSet::new(),
+            broken: Vec::new(),
         };
         let mut done = 0;
         for entry in &all.entries {
             for c in &entry.choices {
+                let t = triple(entry.spec, &c.sig, c.class);
                 match probe_one(backend, entry.spec, &c.sig, c.class) {
-                    Some(true) => caps.supported.insert(triple(entry.spec, &c.sig, c.class)),
-                    Some(false) => caps.unsupported.insert(triple(entry.spec, &c.sig, c.class)),
-                    None => false,
-                };
+                    Probe::Supported => {
+                        caps.supported.insert(t);
+                    }
+                    Probe::Unsupported => {
+                        caps.unsupported.insert(t);
+                    }
+                    Probe::Broken(message) => {
+                        caps.broken.push((t, message));
+                    }
+                    Probe::NotInstantiated => {}
+                }
                 done += 1;
                 progress(done, total);
             }

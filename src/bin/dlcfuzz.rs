@@ -229,9 +229,15 @@ fn main() -> Result<()> {
             for (op, sigs) in caps.table() {
                 println!("{op:24} {}", sigs.join(" "));
             }
+            for ((op, sig, class), message) in &caps.broken {
+                println!(
+                    "BROKEN {op} {sig} [{class}]: {}",
+                    message.chars().take(160).collect::<String>()
+                );
+            }
             println!(
                 "{}",
-                serde_json::json!({ "backend": b.version(), "supported": caps.supported.len(), "unsupported": caps.unsupported.len(), "ops": caps.table().len() })
+                serde_json::json!({ "backend": b.version(), "supported": caps.supported.len(), "unsupported": caps.unsupported.len(), "broken": caps.broken.len(), "ops": caps.table().len() })
             );
         }
         Command::Bench {

@@ -6,7 +6,10 @@
 //! `floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1` (or the
 //! ceil-mode variant of pools, see [`window`]).
 
-use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor};
+use super::{
+    same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig,
+    SymAttrs, SymTensor,
+};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -106,10 +109,7 @@ impl OpSpec for Conv {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        DType::FLOATS
-            .iter()
-            .flat_map(|t| [Sig::uniform(*t, 2), Sig::uniform(*t, 3)])
-            .collect()
+        uniform_sigs_with_arities(&DType::FLOATS, &[2, 3])
     }
 
     fn input_ranks(&self, sig: &Sig) -> Vec<RangeInclusive<usize>> {
@@ -217,7 +217,7 @@ impl OpSpec for Pool {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        self.types.iter().map(|t| Sig::uniform(*t, 1)).collect()
+        uniform_sigs(self.types, 1)
     }
 
     fn classes(&self) -> Vec<&'static str> {
@@ -234,7 +234,7 @@ impl OpSpec for Pool {
         out_rank: usize,
         _u: &mut Unstructured,
     ) -> Option<Vec<usize>> {
-        WINDOW_RANKS.contains(&out_rank).then(|| vec![out_rank])
+        same_rank_within(&WINDOW_RANKS, out_rank)
     }
 
     fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
@@ -281,7 +281,7 @@ impl OpSpec for GlobalPool {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        DType::FLOATS.iter().map(|t| Sig::uniform(*t, 1)).collect()
+        uniform_sigs(&DType::FLOATS, 1)
     }
 
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
@@ -294,7 +294,7 @@ impl OpSpec for GlobalPool {
         out_rank: usize,
         _u: &mut Unstructured,
     ) -> Option<Vec<usize>> {
-        WINDOW_RANKS.contains(&out_rank).then(|| vec![out_rank])
+        same_rank_within(&WINDOW_RANKS, out_rank)
     }
 
     fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {

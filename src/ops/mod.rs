@@ -78,6 +78,21 @@ pub fn uniform_sigs(types: &[DType], n: usize) -> Vec<Sig> {
     types.iter().map(|t| Sig::uniform(*t, n)).collect()
 }
 
+/// `uniform(t, n)` for each `t` of `types` and each `n` of `arities` (ops with optional
+/// trailing data inputs).
+pub fn uniform_sigs_with_arities(types: &[DType], arities: &[usize]) -> Vec<Sig> {
+    types
+        .iter()
+        .flat_map(|t| arities.iter().map(move |n| Sig::uniform(*t, *n)))
+        .collect()
+}
+
+/// `infer_input_types` of a one-input op that keeps the rank: `[out_rank]` when `ranks`
+/// accepts it.
+pub fn same_rank_within(ranks: &RangeInclusive<usize>, out_rank: usize) -> Option<Vec<usize>> {
+    ranks.contains(&out_rank).then(|| vec![out_rank])
+}
+
 /// An attribute value, generic over the integer representation (symbolic while solving,
 /// `i64` once concrete).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

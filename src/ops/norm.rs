@@ -2,7 +2,9 @@
 //! LayerNormalization. Each emits one output of the input's shape.
 
 use super::shape::norm_axis;
-use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain};
+use super::{
+    uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain,
+};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -112,10 +114,7 @@ impl OpSpec for LayerNorm {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        DType::FLOATS
-            .iter()
-            .flat_map(|t| [Sig::uniform(*t, 2), Sig::uniform(*t, 3)])
-            .collect()
+        uniform_sigs_with_arities(&DType::FLOATS, &[2, 3])
     }
 
     fn input_ranks(&self, sig: &Sig) -> Vec<RangeInclusive<usize>> {

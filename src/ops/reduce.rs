@@ -2,7 +2,10 @@
 //! `int64` input), `ArgMax`/`ArgMin`, and `Softmax`/`LogSoftmax`.
 
 use super::shape::norm_axis;
-use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
+use super::{
+    same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs,
+    SymTensor, MAX_RANK,
+};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -101,7 +104,7 @@ impl OpSpec for Reduce {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        self.types.iter().map(|t| Sig::uniform(*t, 1)).collect()
+        uniform_sigs(self.types, 1)
     }
 
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
@@ -216,7 +219,7 @@ impl OpSpec for Normalize {
     }
 
     fn sigs(&self) -> Vec<Sig> {
-        DType::FLOATS.iter().map(|t| Sig::uniform(*t, 1)).collect()
+        uniform_sigs(&DType::FLOATS, 1)
     }
 
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
@@ -229,7 +232,7 @@ impl OpSpec for Normalize {
         out_rank: usize,
         _u: &mut Unstructured,
     ) -> Option<Vec<usize>> {
-        WITH_AXIS.contains(&out_rank).then(|| vec![out_rank])
+        same_rank_within(&WITH_AXIS, out_rank)
     }
 
     fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
