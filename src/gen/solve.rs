@@ -14,6 +14,11 @@ use z3::{Params, SatResult, Solver};
 /// Number of exponential bins a hint is drawn from (NNSmith's k).
 pub const BINS: u32 = 6;
 
+/// Passes of concrete repair before z3 is asked.
+const REPAIR_PASSES: usize = 3;
+/// Most values of one variable concrete repair scans.
+const REPAIR_SCAN: i64 = 64;
+
 /// Milliseconds z3 may spend on one check before it counts as unsatisfiable.
 const CHECK_TIMEOUT_MS: u32 = 200;
 
@@ -30,6 +35,9 @@ pub struct VarInfo {
     pub hint: i64,
     /// The exponential bin the hint came from, as an inclusive range.
     pub bin: (i64, i64),
+    /// A value suggested by context (the dimension this one will meet), tried concretely when
+    /// the hint fails.
+    pub preferred: Option<i64>,
 }
 
 /// The free variables of one insertion attempt.
@@ -62,8 +70,9 @@ impl VarTable {
     ) -> Int {
         let var = self.fresh(name, lo, hi, u);
         if let Some(p) = preferred {
+            let info = self.vars.last_mut().expect("just pushed");
+            info.preferred = Some(p.clamp(info.lo, info.hi));
             if u.ratio(3u8, 4u8).unwrap_or(true) {
-                let info = self.vars.last_mut().expect("just pushed");
                 info.hint = p.clamp(info.lo, info.hi);
             }
         }
@@ -90,6 +99,7 @@ impl VarTable {
             hi,
             hint: lo + offset,
             bin: (lo + first, lo + last),
+            preferred: None,
         });
         Int::var(self.vars.len() - 1)
     }
@@ -110,7 +120,64 @@ impl VarTable {
         if requires.iter().any(|r| r.as_const() == Some(false)) {
             return None;
         }
+        if let Some(repaired) = self.repair_concretely(requires, hints) {
+            return Some(repaired);
+        }
         let values = self.solve_with_z3(requires)?;
+        requires
+            .iter()
+            .all(|r| r.eval(&values) == Some(true))
+            .then_some(values)
+    }
+
+    /// Concrete repair before any solver call. First every requirement of the form
+    /// `variable == constant` (a backward insertion's output dims, mostly) sets its variable.
+    /// Then, for up to [`REPAIR_PASSES`] passes, each variable of a failing requirement is
+    /// moved to the value of its domain (at most [`REPAIR_SCAN`] values around the hint) that
+    /// satisfies the most requirements mentioning it, ties going to the value nearest the
+    /// hint. Deterministic, cheap next to a solver call, and `None` when it does not reach a
+    /// full solution.
+    fn repair_concretely(&self, requires: &[Bool], mut values: Vec<i64>) -> Option<Vec<i64>> {
+        for (var, value) in requires.iter().filter_map(Bool::as_var_equals_const) {
+            let info = &self.vars[var];
+            if (info.lo..=info.hi).contains(&value) {
+                values[var] = value;
+            }
+        }
+        let deps: Vec<Vec<usize>> = requires.iter().map(Bool::vars).collect();
+        let holds = |r: usize, env: &[i64]| requires[r].eval(env) == Some(true);
+        for _pass in 0..REPAIR_PASSES {
+            let failing: Vec<usize> = (0..requires.len())
+                .filter(|r| !holds(*r, &values))
+                .collect();
+            if failing.is_empty() {
+                return Some(values);
+            }
+            let mut touched: Vec<usize> = failing
+                .iter()
+                .flat_map(|r| deps[*r].iter().copied())
+                .collect();
+            touched.sort_unstable();
+            touched.dedup();
+            for var in touched {
+                let info = &self.vars[var];
+                let related: Vec<usize> = (0..requires.len())
+                    .filter(|r| deps[*r].contains(&var))
+                    .collect();
+                let lo = info.lo.max(info.hint - REPAIR_SCAN / 2);
+                let hi = info.hi.min(lo + REPAIR_SCAN - 1);
+                let mut best = (usize::MAX, i64::MAX, values[var]);
+                for candidate in lo..=hi {
+                    values[var] = candidate;
+                    let unmet = related.iter().filter(|r| !holds(**r, &values)).count();
+                    let key = (unmet, (candidate - info.hint).abs(), candidate);
+                    if key < best {
+                        best = key;
+                    }
+                }
+                values[var] = best.2;
+            }
+        }
         requires
             .iter()
             .all(|r| r.eval(&values) == Some(true))

@@ -176,6 +176,24 @@ impl Int {
         }
     }
 
+    /// Adds the variables the expression mentions to `out`.
+    pub fn collect_vars(&self, out: &mut Vec<VarId>) {
+        match &*self.0 {
+            IntNode::Const(_) => {}
+            IntNode::Var(v) => out.push(*v),
+            IntNode::Add(a, b)
+            | IntNode::Sub(a, b)
+            | IntNode::Mul(a, b)
+            | IntNode::Div(a, b)
+            | IntNode::Mod(a, b)
+            | IntNode::Max(a, b)
+            | IntNode::Min(a, b) => {
+                a.collect_vars(out);
+                b.collect_vars(out);
+            }
+        }
+    }
+
     /// Lowers to a z3 integer term; `vars` holds the z3 constant of each variable.
     pub fn to_z3(&self, vars: &[z3::ast::Int]) -> z3::ast::Int {
         use z3::ast::Int as Z;
@@ -248,6 +266,42 @@ impl Bool {
     pub fn as_const(&self) -> Option<bool> {
         match *self.0 {
             BoolNode::Const(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The variables the predicate mentions, sorted and de-duplicated.
+    pub fn vars(&self) -> Vec<VarId> {
+        fn walk(b: &Bool, out: &mut Vec<VarId>) {
+            match &*b.0 {
+                BoolNode::Const(_) => {}
+                BoolNode::Cmp(_, x, y) => {
+                    x.collect_vars(out);
+                    y.collect_vars(out);
+                }
+                BoolNode::And(items) | BoolNode::Or(items) => {
+                    items.iter().for_each(|i| walk(i, out))
+                }
+                BoolNode::Not(i) => walk(i, out),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// `Some((v, c))` when the predicate is `v == c` (either way round) for a variable `v`
+    /// and a constant `c`.
+    pub fn as_var_equals_const(&self) -> Option<(VarId, i64)> {
+        let BoolNode::Cmp(Cmp::Eq, a, b) = &*self.0 else {
+            return None;
+        };
+        match (&*a.0, &*b.0) {
+            (IntNode::Var(v), IntNode::Const(c)) | (IntNode::Const(c), IntNode::Var(v)) => {
+                Some((*v, *c))
+            }
             _ => None,
         }
     }
@@ -368,6 +422,25 @@ mod tests {
             Bool::and([Bool::from(true), Int::from(1i64).eq(1i64)]).as_const(),
             Some(true)
         );
+    }
+
+    #[test]
+    fn vars_are_collected_once() {
+        let p = Bool::and([
+            (Int::var(2) + Int::var(0)).le(Int::var(2)),
+            Int::var(5).gt(0i64),
+        ]);
+        assert_eq!(p.vars(), vec![0, 2, 5]);
+    }
+
+    #[test]
+    fn unit_equalities_are_recognized_either_way_round() {
+        assert_eq!(Int::var(3).eq(5i64).as_var_equals_const(), Some((3, 5)));
+        assert_eq!(
+            Int::from(5i64).eq(Int::var(3)).as_var_equals_const(),
+            Some((3, 5))
+        );
+        assert_eq!((Int::var(3) + 1i64).eq(5i64).as_var_equals_const(), None);
     }
 
     #[test]
