@@ -70,6 +70,9 @@ impl OrtCpu {
             .map_err(recover)?
             .with_log_level(ort::logging::LogLevel::Fatal)
             .map_err(recover)?
+            // Planning a memory pattern pays off over many runs; a test runs each session once.
+            .with_memory_pattern(false)
+            .map_err(recover)?
             .commit_from_memory(bytes)
     }
 }

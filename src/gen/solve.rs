@@ -134,8 +134,8 @@ impl VarTable {
     /// `variable == constant` (a backward insertion's output dims, mostly) sets its variable.
     /// Then, for up to [`REPAIR_PASSES`] passes, each variable of a failing requirement is
     /// moved to the value of its domain (at most [`REPAIR_SCAN`] values around the hint) that
-    /// satisfies the most requirements mentioning it, ties going to the value nearest the
-    /// hint. Deterministic, cheap next to a solver call, and `None` when it does not reach a
+    /// satisfies the most requirements mentioning it, ties going to the context-preferred
+    /// value, then to the value nearest the hint. Deterministic, cheap next to a solver call, and `None` when it does not reach a
     /// full solution.
     fn repair_concretely(&self, requires: &[Bool], mut values: Vec<i64>) -> Option<Vec<i64>> {
         for (var, value) in requires.iter().filter_map(Bool::as_var_equals_const) {
@@ -166,16 +166,21 @@ impl VarTable {
                     .collect();
                 let lo = info.lo.max(info.hint - REPAIR_SCAN / 2);
                 let hi = info.hi.min(lo + REPAIR_SCAN - 1);
-                let mut best = (usize::MAX, i64::MAX, values[var]);
+                let mut best = (usize::MAX, true, i64::MAX, values[var]);
                 for candidate in lo..=hi {
                     values[var] = candidate;
                     let unmet = related.iter().filter(|r| !holds(**r, &values)).count();
-                    let key = (unmet, (candidate - info.hint).abs(), candidate);
+                    let key = (
+                        unmet,
+                        Some(candidate) != info.preferred,
+                        (candidate - info.hint).abs(),
+                        candidate,
+                    );
                     if key < best {
                         best = key;
                     }
                 }
-                values[var] = best.2;
+                values[var] = best.3;
             }
         }
         requires
