@@ -333,13 +333,7 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tensor(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
+    use crate::ops::testing::*;
 
     fn ints(v: &[i64]) -> AttrValue<Int> {
         AttrValue::Ints(v.iter().map(|d| Int::from(*d)).collect())
@@ -359,27 +353,17 @@ mod tests {
         a
     }
 
-    fn consts(dims: &[Int]) -> Vec<i64> {
-        dims.iter()
-            .map(|d| d.as_const().expect("constant"))
-            .collect()
-    }
-
-    fn holds(reqs: &[Bool]) -> bool {
-        reqs.iter().all(|r| r.as_const().expect("constant"))
-    }
-
     #[test]
     fn grouped_strided_padded_conv_2d() {
         let mut a = window_attrs_of(&[3, 3], &[2, 2], &[1, 1, 1, 1], &[1, 1]);
         a.set("group", AttrValue::Int(Int::from(2i64)));
         let ins = [tensor(&[1, 4, 7, 7]), tensor(&[6, 2, 3, 3]), tensor(&[6])];
-        assert!(holds(&Conv.requires(&a, &ins)));
+        assert!(all_true(&Conv.requires(&a, &ins)));
         assert_eq!(consts(&Conv.type_transfer(&a, &ins)[0]), vec![1, 6, 4, 4]);
         let bad_bias = [tensor(&[1, 4, 7, 7]), tensor(&[6, 2, 3, 3]), tensor(&[5])];
-        assert!(!holds(&Conv.requires(&a, &bad_bias)));
+        assert!(!all_true(&Conv.requires(&a, &bad_bias)));
         let bad_group = [tensor(&[1, 4, 7, 7]), tensor(&[6, 4, 3, 3])];
-        assert!(!holds(&Conv.requires(&a, &bad_group)));
+        assert!(!all_true(&Conv.requires(&a, &bad_group)));
     }
 
     #[test]
@@ -387,12 +371,12 @@ mod tests {
         let mut a = window_attrs_of(&[3], &[1], &[0, 0], &[2]);
         a.set("group", AttrValue::Int(Int::from(1i64)));
         let ins = [tensor(&[2, 3, 10]), tensor(&[5, 3, 3])];
-        assert!(holds(&Conv.requires(&a, &ins)));
+        assert!(all_true(&Conv.requires(&a, &ins)));
         assert_eq!(consts(&Conv.type_transfer(&a, &ins)[0]), vec![2, 5, 6]);
         let too_small = [tensor(&[2, 3, 4]), tensor(&[5, 3, 3])];
-        assert!(!holds(&Conv.requires(&a, &too_small)));
+        assert!(!all_true(&Conv.requires(&a, &too_small)));
         let mismatch = [tensor(&[2, 3, 10]), tensor(&[5, 3, 3, 3])];
-        assert!(!holds(&Conv.requires(&a, &mismatch)));
+        assert!(!all_true(&Conv.requires(&a, &mismatch)));
     }
 
     #[test]
@@ -404,12 +388,12 @@ mod tests {
         let x = [tensor(&[1, 2, 8, 5])];
         let mut a = window_attrs_of(&[3, 2], &[2, 2], &[0, 1, 0, 0], &[1, 1]);
         a.set("ceil_mode", AttrValue::Int(Int::from(0i64)));
-        assert!(holds(&pool.requires(&a, &x)));
+        assert!(all_true(&pool.requires(&a, &x)));
         // floor((8 - 3) / 2) + 1 = 3; floor((5 + 1 - 2) / 2) + 1 = 3.
         assert_eq!(consts(&pool.type_transfer(&a, &x)[0]), vec![1, 2, 3, 3]);
         let mut a = window_attrs_of(&[3, 2], &[2, 2], &[0, 1, 0, 0], &[1, 1]);
         a.set("ceil_mode", AttrValue::Int(Int::from(1i64)));
-        assert!(holds(&pool.requires(&a, &x)));
+        assert!(all_true(&pool.requires(&a, &x)));
         // ceil((8 - 3) / 2) + 1 = 4; ceil((5 + 1 - 2) / 2) + 1 = 3.
         assert_eq!(consts(&pool.type_transfer(&a, &x)[0]), vec![1, 2, 4, 3]);
     }
@@ -424,10 +408,10 @@ mod tests {
         // ceil(7 / 3) + 1 = 4 windows, but the last starts at 9 >= 8: ORT drops it, ONNX keeps it.
         let mut a = window_attrs_of(&[1], &[3], &[0, 0], &[2]);
         a.set("ceil_mode", AttrValue::Int(Int::from(1i64)));
-        assert!(!holds(&pool.requires(&a, &x)));
+        assert!(!all_true(&pool.requires(&a, &x)));
         let mut a = window_attrs_of(&[2], &[1], &[2, 0], &[1]);
         a.set("ceil_mode", AttrValue::Int(Int::from(0i64)));
-        assert!(!holds(&pool.requires(&a, &x)));
+        assert!(!all_true(&pool.requires(&a, &x)));
     }
 
     #[test]

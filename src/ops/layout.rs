@@ -6,7 +6,9 @@
 //! match a wanted output shape.
 
 use super::shape::broadcast;
-use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
+use super::{
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
+};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -19,11 +21,6 @@ const MAX_DIM: i64 = 48;
 const MAX_EXPAND: i64 = 16;
 /// Largest Tile repeat.
 const MAX_REPEAT: i64 = 4;
-
-/// One input, one output, every dtype.
-fn same_type_sigs() -> Vec<Sig> {
-    DType::ALL.iter().map(|t| Sig::uniform(*t, 1)).collect()
-}
 
 /// The product of `dims` (1 for none).
 pub(crate) fn product(dims: &[Int]) -> Int {
@@ -137,7 +134,7 @@ impl OpSpec for Reshape {
         "Reshape"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn infer_input_types(
         &self,
@@ -188,7 +185,7 @@ impl OpSpec for Flatten {
         "Flatten"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -253,7 +250,7 @@ impl OpSpec for Transpose {
         "Transpose"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -293,7 +290,7 @@ impl OpSpec for Squeeze {
         "Squeeze"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -380,7 +377,7 @@ impl OpSpec for Unsqueeze {
         "Unsqueeze"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![0..=MAX_RANK - 1]
@@ -444,7 +441,7 @@ impl OpSpec for Expand {
         "Expand"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn infer_input_types(
         &self,
@@ -489,7 +486,7 @@ impl OpSpec for Tile {
         "Tile"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -536,75 +533,59 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 mod tests {
     use super::*;
     use crate::gen::solve::VarTable;
+    use crate::ops::testing::*;
     use crate::ops::DEFAULT_CLASS;
-
-    fn t(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
 
     fn ints(v: &[i64]) -> ConstInput<Int> {
         ConstInput::Ints(v.iter().map(|x| Int::from(*x)).collect())
     }
 
-    fn consts(c: ConstInput<Int>) -> SymAttrs {
+    fn with_consts(c: ConstInput<Int>) -> SymAttrs {
         SymAttrs {
             consts: vec![c],
             ..SymAttrs::default()
         }
     }
 
-    fn dims(out: &[Int]) -> Vec<i64> {
-        out.iter()
-            .map(|d| d.as_const().expect("constant"))
-            .collect()
-    }
-
-    fn all_true(reqs: &[Bool]) -> bool {
-        reqs.iter().all(|r| r.as_const() == Some(true))
-    }
-
     #[test]
     fn reshape_reads_zero_and_minus_one_like_onnx() {
-        let x = [t(&[2, 3, 4])];
-        let a = consts(ints(&[0, -1, 2]));
+        let x = [tensor(&[2, 3, 4])];
+        let a = with_consts(ints(&[0, -1, 2]));
         assert!(all_true(&Reshape.requires(&a, &x)));
-        assert_eq!(dims(&Reshape.type_transfer(&a, &x)[0]), vec![2, 6, 2]);
-        let bad = consts(ints(&[5, -1]));
+        assert_eq!(consts(&Reshape.type_transfer(&a, &x)[0]), vec![2, 6, 2]);
+        let bad = with_consts(ints(&[5, -1]));
         assert!(Reshape
             .requires(&bad, &x)
             .iter()
             .any(|r| r.as_const() == Some(false)));
-        let wrong_count = consts(ints(&[4, 7]));
+        let wrong_count = with_consts(ints(&[4, 7]));
         assert!(!all_true(&Reshape.requires(&wrong_count, &x)));
     }
 
     #[test]
     fn squeeze_unsqueeze_flatten_transpose_shapes() {
-        let x = [t(&[3, 1, 4, 1])];
-        let sq = consts(ints(&[-1, 1]));
+        let x = [tensor(&[3, 1, 4, 1])];
+        let sq = with_consts(ints(&[-1, 1]));
         assert!(all_true(&Squeeze.requires(&sq, &x)));
-        assert_eq!(dims(&Squeeze.type_transfer(&sq, &x)[0]), vec![3, 4]);
-        assert!(!all_true(&Squeeze.requires(&consts(ints(&[0])), &x)));
+        assert_eq!(consts(&Squeeze.type_transfer(&sq, &x)[0]), vec![3, 4]);
+        assert!(!all_true(&Squeeze.requires(&with_consts(ints(&[0])), &x)));
         assert_eq!(
-            dims(&Squeeze.type_transfer(&consts(ConstInput::Absent), &x)[0]),
+            consts(&Squeeze.type_transfer(&with_consts(ConstInput::Absent), &x)[0]),
             vec![3, 4]
         );
 
-        let un = consts(ints(&[-1, 0]));
+        let un = with_consts(ints(&[-1, 0]));
         assert_eq!(
-            dims(&Unsqueeze.type_transfer(&un, &[t(&[3, 4])])[0]),
+            consts(&Unsqueeze.type_transfer(&un, &[tensor(&[3, 4])])[0]),
             vec![1, 3, 4, 1]
         );
 
         let mut fl = SymAttrs::default();
         fl.set("axis", AttrValue::Int(Int::from(-1i64)));
-        assert_eq!(dims(&Flatten.type_transfer(&fl, &x)[0]), vec![12, 1]);
+        assert_eq!(consts(&Flatten.type_transfer(&fl, &x)[0]), vec![12, 1]);
 
         assert_eq!(
-            dims(&Transpose.type_transfer(&SymAttrs::default(), &x)[0]),
+            consts(&Transpose.type_transfer(&SymAttrs::default(), &x)[0]),
             vec![1, 4, 1, 3]
         );
         let mut tr = SymAttrs::default();
@@ -612,18 +593,21 @@ mod tests {
             "perm",
             AttrValue::Ints([2i64, 0, 3, 1].into_iter().map(Int::from).collect()),
         );
-        assert_eq!(dims(&Transpose.type_transfer(&tr, &x)[0]), vec![4, 3, 1, 1]);
+        assert_eq!(
+            consts(&Transpose.type_transfer(&tr, &x)[0]),
+            vec![4, 3, 1, 1]
+        );
     }
 
     #[test]
     fn expand_broadcasts_both_ways_and_tile_multiplies() {
-        let x = [t(&[3, 1])];
-        let e = consts(ints(&[2, 1, 5]));
+        let x = [tensor(&[3, 1])];
+        let e = with_consts(ints(&[2, 1, 5]));
         assert!(all_true(&Expand.requires(&e, &x)));
-        assert_eq!(dims(&Expand.type_transfer(&e, &x)[0]), vec![2, 3, 5]);
-        assert!(!all_true(&Expand.requires(&consts(ints(&[2, 5])), &x)));
-        let tile = consts(ints(&[2, 4]));
-        assert_eq!(dims(&Tile.type_transfer(&tile, &x)[0]), vec![6, 4]);
+        assert_eq!(consts(&Expand.type_transfer(&e, &x)[0]), vec![2, 3, 5]);
+        assert!(!all_true(&Expand.requires(&with_consts(ints(&[2, 5])), &x)));
+        let tile = with_consts(ints(&[2, 4]));
+        assert_eq!(consts(&Tile.type_transfer(&tile, &x)[0]), vec![6, 4]);
     }
 
     #[test]

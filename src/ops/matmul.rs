@@ -191,13 +191,7 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tensor(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
+    use crate::ops::testing::*;
 
     /// Output shape of `spec` on concrete inputs, or `None` when a constant require fails.
     fn infer(spec: &dyn OpSpec, attrs: &SymAttrs, inputs: &[SymTensor]) -> Option<Vec<i64>> {

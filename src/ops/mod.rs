@@ -448,6 +448,34 @@ pub mod shape {
     }
 }
 
+/// Helpers shared by the op-family unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::SymTensor;
+    use crate::gen::sym::{Bool, Int};
+    use crate::ir::DType;
+
+    /// An f32 tensor with constant dims.
+    pub fn tensor(dims: &[i64]) -> SymTensor {
+        SymTensor {
+            dtype: DType::F32,
+            dims: dims.iter().map(|d| Int::from(*d)).collect(),
+        }
+    }
+
+    /// The values of dims that must be constant.
+    pub fn consts(dims: &[Int]) -> Vec<i64> {
+        dims.iter()
+            .map(|d| d.as_const().expect("constant"))
+            .collect()
+    }
+
+    /// True when every requirement folded to `true`.
+    pub fn all_true(reqs: &[Bool]) -> bool {
+        reqs.iter().all(|r| r.as_const() == Some(true))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

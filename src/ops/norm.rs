@@ -188,13 +188,7 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 mod tests {
     use super::*;
     use crate::gen::solve::VarTable;
-
-    fn tensor(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
+    use crate::ops::testing::*;
 
     fn holds(reqs: &[Bool]) -> bool {
         reqs.iter().all(|r| r.as_const().expect("constant"))

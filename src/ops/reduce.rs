@@ -275,18 +275,8 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 mod tests {
     use super::*;
     use crate::gen::solve::VarTable;
+    use crate::ops::testing::*;
     use crate::ops::DEFAULT_CLASS;
-
-    fn tensor(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
-
-    fn shape(dims: &[Int]) -> Vec<i64> {
-        dims.iter().map(konst).collect()
-    }
 
     fn reduce_attrs(axes: &[i64], keep: bool) -> SymAttrs {
         let mut attrs = SymAttrs::default();
@@ -305,15 +295,15 @@ mod tests {
             types: REDUCE_TYPES,
         };
         assert_eq!(
-            shape(&sum.type_transfer(&reduce_attrs(&[-1, 0], false), &x)[0]),
+            consts(&sum.type_transfer(&reduce_attrs(&[-1, 0], false), &x)[0]),
             vec![3]
         );
         assert_eq!(
-            shape(&sum.type_transfer(&reduce_attrs(&[-1, 0], true), &x)[0]),
+            consts(&sum.type_transfer(&reduce_attrs(&[-1, 0], true), &x)[0]),
             vec![1, 3, 1]
         );
         assert_eq!(
-            shape(&sum.type_transfer(&reduce_attrs(&[0, 1, 2], false), &x)[0]),
+            consts(&sum.type_transfer(&reduce_attrs(&[0, 1, 2], false), &x)[0]),
             Vec::<i64>::new()
         );
     }
@@ -326,7 +316,7 @@ mod tests {
         attrs.set("axis", AttrValue::Int(Int::from(-2i64)));
         attrs.set("keepdims", flag(false));
         assert_eq!(
-            shape(&arg.type_transfer(&attrs, &[tensor(&[2, 3, 4])])[0]),
+            consts(&arg.type_transfer(&attrs, &[tensor(&[2, 3, 4])])[0]),
             vec![2, 4]
         );
     }

@@ -2,7 +2,9 @@
 //! Trilu and Resize.
 
 use super::layout::{axis_in, distinct_axes, normalized_axes, signed_axis};
-use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
+use super::{
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
+};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
 use arbitrary::Unstructured;
@@ -11,11 +13,6 @@ use std::ops::RangeInclusive;
 /// Largest dimension a solver variable for an output dim may take (the generator bounds
 /// every output dim by the same value).
 const MAX_DIM: i64 = 48;
-
-/// One input, one output, every dtype.
-fn same_type_sigs() -> Vec<Sig> {
-    DType::ALL.iter().map(|t| Sig::uniform(*t, 1)).collect()
-}
 
 /// The normalized `axis` attribute, `None` when out of range.
 fn axis_attr(attrs: &SymAttrs, rank: usize) -> Option<usize> {
@@ -297,7 +294,7 @@ impl OpSpec for Slice {
         "Slice"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -382,7 +379,7 @@ impl OpSpec for Pad {
         "Pad"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn classes(&self) -> Vec<&'static str> {
         vec!["constant", "reflect", "edge", "wrap"]
@@ -493,7 +490,7 @@ impl OpSpec for Gather {
         "Gather"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![1..=MAX_RANK]
@@ -565,7 +562,7 @@ impl OpSpec for Trilu {
         "Trilu"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![2..=MAX_RANK]
@@ -655,7 +652,7 @@ impl OpSpec for Resize {
         "Resize"
     }
     fn sigs(&self) -> Vec<Sig> {
-        same_type_sigs()
+        uniform_sigs(&DType::ALL, 1)
     }
     fn classes(&self) -> Vec<&'static str> {
         vec!["nearest", "linear", "cubic"]
@@ -779,26 +776,10 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(dims: &[i64]) -> SymTensor {
-        SymTensor {
-            dtype: DType::F32,
-            dims: dims.iter().map(|d| Int::from(*d)).collect(),
-        }
-    }
+    use crate::ops::testing::*;
 
     fn ints(v: &[i64]) -> ConstInput<Int> {
         ConstInput::Ints(v.iter().map(|x| Int::from(*x)).collect())
-    }
-
-    fn dims(out: &[Int]) -> Vec<i64> {
-        out.iter()
-            .map(|d| d.as_const().expect("constant"))
-            .collect()
-    }
-
-    fn all_true(reqs: &[Bool]) -> bool {
-        reqs.iter().all(|r| r.as_const() == Some(true))
     }
 
     /// Slice length straight from the ONNX operator text.
@@ -826,7 +807,7 @@ mod tests {
                             consts: vec![ints(&[start]), ints(&[end]), ints(&[0]), ints(&[step])],
                             ..SymAttrs::default()
                         };
-                        let (reqs, out) = Slice::infer(&attrs, &[t(&[d])]);
+                        let (reqs, out) = Slice::infer(&attrs, &[tensor(&[d])]);
                         let want = onnx_slice_len(d, start, end, step);
                         assert_eq!(
                             out[0].as_const(),
@@ -886,10 +867,12 @@ mod tests {
     fn concat_split_gather_shapes() {
         let mut a = SymAttrs::default();
         a.set("axis", AttrValue::Int(Int::from(-1i64)));
-        let ins = [t(&[2, 3]), t(&[2, 5]), t(&[2, 1])];
+        let ins = [tensor(&[2, 3]), tensor(&[2, 5]), tensor(&[2, 1])];
         assert!(all_true(&Concat.requires(&a, &ins)));
-        assert_eq!(dims(&Concat.type_transfer(&a, &ins)[0]), vec![2, 9]);
-        assert!(!all_true(&Concat.requires(&a, &[t(&[2, 3]), t(&[3, 3])])));
+        assert_eq!(consts(&Concat.type_transfer(&a, &ins)[0]), vec![2, 9]);
+        assert!(!all_true(
+            &Concat.requires(&a, &[tensor(&[2, 3]), tensor(&[3, 3])])
+        ));
 
         let mut s = SymAttrs {
             class: "num_outputs".into(),
@@ -897,13 +880,13 @@ mod tests {
         };
         s.set("axis", AttrValue::Int(Int::from(0i64)));
         s.set("num_outputs", AttrValue::Int(Int::from(3i64)));
-        let outs = Split.type_transfer(&s, &[t(&[7, 2])]);
+        let outs = Split.type_transfer(&s, &[tensor(&[7, 2])]);
         assert_eq!(
-            outs.iter().map(|o| dims(o)[0]).collect::<Vec<_>>(),
+            outs.iter().map(|o| consts(o)[0]).collect::<Vec<_>>(),
             vec![3, 3, 1]
         );
         assert!(
-            !all_true(&Split.requires(&s, &[t(&[4, 2])])),
+            !all_true(&Split.requires(&s, &[tensor(&[4, 2])])),
             "4 into 3 leaves an empty last chunk"
         );
 
@@ -916,7 +899,7 @@ mod tests {
             seed: 0,
         });
         assert_eq!(
-            dims(&Gather.type_transfer(&g, &[t(&[5, 3, 6])])[0]),
+            consts(&Gather.type_transfer(&g, &[tensor(&[5, 3, 6])])[0]),
             vec![5, 4, 2, 6]
         );
     }
@@ -928,9 +911,9 @@ mod tests {
             ..SymAttrs::default()
         };
         p.consts = vec![ints(&[1, 2]), ConstInput::Absent, ints(&[-1])];
-        let x = [t(&[4, 3])];
+        let x = [tensor(&[4, 3])];
         assert!(all_true(&Pad.requires(&p, &x)));
-        assert_eq!(dims(&Pad.type_transfer(&p, &x)[0]), vec![4, 6]);
+        assert_eq!(consts(&Pad.type_transfer(&p, &x)[0]), vec![4, 6]);
         p.consts[0] = ints(&[1, 3]);
         assert!(
             !all_true(&Pad.requires(&p, &x)),
@@ -941,7 +924,7 @@ mod tests {
         p.class = "constant".into();
         p.consts[0] = ints(&[-2, 1]);
         assert!(all_true(&Pad.requires(&p, &x)));
-        assert_eq!(dims(&Pad.type_transfer(&p, &x)[0]), vec![4, 2]);
+        assert_eq!(consts(&Pad.type_transfer(&p, &x)[0]), vec![4, 2]);
     }
 
     #[test]
@@ -954,18 +937,18 @@ mod tests {
             ConstInput::Absent,
             ConstInput::Floats(vec![1.0, 1.0, 0.75, 2.5]),
         ];
-        let x = [t(&[2, 3, 5, 3])];
+        let x = [tensor(&[2, 3, 5, 3])];
         assert!(all_true(&Resize.requires(&r, &x)));
-        assert_eq!(dims(&Resize.type_transfer(&r, &x)[0]), vec![2, 3, 3, 7]);
+        assert_eq!(consts(&Resize.type_transfer(&r, &x)[0]), vec![2, 3, 3, 7]);
         r.class = "cubic".into();
-        assert!(!all_true(&Resize.requires(&r, &[t(&[2, 3, 5])])));
+        assert!(!all_true(&Resize.requires(&r, &[tensor(&[2, 3, 5])])));
         let mut s = SymAttrs {
             class: "nearest".into(),
             ..SymAttrs::default()
         };
         s.set("axes", AttrValue::Ints(vec![Int::from(-1i64)]));
         s.consts = vec![ConstInput::Absent, ConstInput::Absent, ints(&[9])];
-        assert_eq!(dims(&Resize.type_transfer(&s, &x)[0]), vec![2, 3, 5, 9]);
+        assert_eq!(consts(&Resize.type_transfer(&s, &x)[0]), vec![2, 3, 5, 9]);
     }
 
     #[test]
