@@ -237,7 +237,22 @@ fn main() -> Result<()> {
                 run.case.graph.op_count(),
                 Harness::op_types(&run.case)
             );
-            println!("{}", serde_json::to_string(&run.verdict)?);
+            // A finding folder also holds the model it produced: decoding drift (a changed
+            // decoder or capability table) shows up here instead of as a silent non-repro.
+            let saved = path
+                .is_dir()
+                .then(|| std::fs::read(path.join("model.onnx")).ok())
+                .flatten();
+            let matches_saved = saved.map(|m| m == run.model.bytes);
+            if matches_saved == Some(false) {
+                eprintln!(
+                    "warning: the bytes now decode to a different model than the saved model.onnx"
+                );
+            }
+            println!(
+                "{}",
+                serde_json::json!({ "verdict": run.verdict, "model_matches_saved": matches_saved })
+            );
         }
         Command::Capabilities { backend } => {
             let b = ort_backend(&backend)?;
