@@ -19,8 +19,10 @@ const REPAIR_PASSES: usize = 3;
 /// Most values of one variable concrete repair scans.
 const REPAIR_SCAN: i64 = 64;
 
-/// Milliseconds z3 may spend on one check before it counts as unsatisfiable.
-const CHECK_TIMEOUT_MS: u32 = 200;
+/// Resource units (z3's deterministic `rlimit`, unlike a wall-clock timeout) one check may
+/// spend before it counts as unsatisfiable: the same bytes decode the same way however
+/// loaded the machine is.
+const CHECK_RLIMIT: u32 = 50_000;
 
 /// One free variable of an insertion.
 #[derive(Clone, Debug)]
@@ -258,7 +260,7 @@ thread_local! {
     static SOLVER: Solver = {
         let solver = Solver::new();
         let mut params = Params::new();
-        params.set_u32("timeout", CHECK_TIMEOUT_MS);
+        params.set_u32("rlimit", CHECK_RLIMIT);
         solver.set_params(&params);
         solver
     };
