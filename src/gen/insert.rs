@@ -176,6 +176,10 @@ impl Generator<'_> {
         };
         let ranks = spec.input_ranks(&choice.sig);
         let domains = spec.input_domains(&choice.sig);
+        // Restricted values need a fresh placeholder; the first operand is an existing tensor.
+        if domains[0] != ValueDomain::Any {
+            return false;
+        }
         let first: Vec<ValueRef> = values
             .iter()
             .copied()
@@ -185,11 +189,9 @@ impl Generator<'_> {
             })
             .collect();
         let mut vars = VarTable::default();
-        let mut operands = vec![Operand::Existing(first[pick(u, first.len(), attempt)])];
-        let mut inputs = vec![concrete(self.graph.ty(match operands[0] {
-            Operand::Existing(v) => v,
-            Operand::Fresh(_) => unreachable!("first operand is existing"),
-        }))];
+        let first = first[pick(u, first.len(), attempt)];
+        let mut operands = vec![Operand::Existing(first)];
+        let mut inputs = vec![concrete(self.graph.ty(first))];
         for i in 1..choice.sig.inputs.len() {
             let dtype = choice.sig.inputs[i];
             let reusable: Vec<ValueRef> = values
@@ -230,9 +232,6 @@ impl Generator<'_> {
                 ));
                 operands.push(Operand::Fresh(domains[i]));
             }
-        }
-        if domains[0] != ValueDomain::Any {
-            return false;
         }
         let mut cx = AttrCx {
             u,
