@@ -247,7 +247,8 @@ impl Generator<'_> {
         let Some(env) = vars.solve(&reqs) else {
             return false;
         };
-        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else {
+        let Some(resolved) = Resolved::new(entry.spec, &choice, &attrs, &inputs, &outs, &env)
+        else {
             return false;
         };
         let refs: Vec<ValueRef> = operands
@@ -349,7 +350,8 @@ impl Generator<'_> {
         let Some(env) = vars.solve(&reqs) else {
             return false;
         };
-        let Some(resolved) = Resolved::new(spec, &choice, &attrs, &inputs, &outs, &env) else {
+        let Some(resolved) = Resolved::new(entry.spec, &choice, &attrs, &inputs, &outs, &env)
+        else {
             return false;
         };
         if resolved.outputs[0] != target {
@@ -395,7 +397,7 @@ struct Resolved {
 
 impl Resolved {
     fn new(
-        spec: &dyn OpSpec,
+        spec: crate::ops::SpecId,
         choice: &Choice,
         attrs: &crate::ops::SymAttrs,
         inputs: &[SymTensor],
@@ -419,10 +421,9 @@ impl Resolved {
         {
             return None;
         }
-        let spec_id = crate::ops::spec_id(spec.name())?;
         Some(Resolved {
             op: OpNode {
-                spec: spec_id,
+                spec,
                 sig: choice.sig.clone(),
                 attrs,
             },
