@@ -3,6 +3,7 @@
 
 use super::{Backend, ErrorClass};
 use crate::emit::onnx::emit;
+use crate::gen::menu::{Choice, MenuEntry};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ops::{registry, SpecId};
 use serde::{Deserialize, Serialize};
@@ -61,8 +62,13 @@ fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
 }
 
 /// Probes one triple on a few single-op models.
-fn probe_one(backend: &dyn Backend, spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Probe {
-    let menu = Menu::new(|s, g, c| s == spec && g == sig && c == class);
+fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
+    let menu = Menu {
+        entries: vec![MenuEntry {
+            spec,
+            choices: vec![choice.clone()],
+        }],
+    };
     let mut generated = false;
     for k in 0..PROBE_CASES {
         let bytes: Vec<u8> = (0..256u32)
@@ -102,9 +108,8 @@ fn probe_one(backend: &dyn Backend, spec: SpecId, sig: &crate::ops::Sig, class: 
 
 impl Capabilities {
     /// Probes every triple of the registry on `backend`.
-    pub fn probe(backend: &dyn Backend, progress: impl Fn(usize, usize)) -> Capabilities {
+    pub fn probe(backend: &dyn Backend) -> Capabilities {
         let all = Menu::everything();
-        let total = all.len();
         let mut caps = Capabilities {
             backend: backend.version(),
             registry_fingerprint: registry_fingerprint(),
@@ -112,11 +117,10 @@ impl Capabilities {
             unsupported: BTreeSet::new(),
             broken: Vec::new(),
         };
-        let mut done = 0;
         for entry in &all.entries {
             for c in &entry.choices {
                 let t = triple(entry.spec, &c.sig, c.class);
-                match probe_one(backend, entry.spec, &c.sig, c.class) {
+                match probe_one(backend, entry.spec, c) {
                     Probe::Supported => {
                         caps.supported.insert(t);
                     }
@@ -128,8 +132,6 @@ impl Capabilities {
                     }
                     Probe::NotInstantiated => {}
                 }
-                done += 1;
-                progress(done, total);
             }
         }
         caps
@@ -161,7 +163,7 @@ impl Capabilities {
             backend.version(),
             path.display()
         );
-        let caps = Self::probe(backend, |_, _| {});
+        let caps = Self::probe(backend);
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }

@@ -69,7 +69,7 @@ impl Harness {
             self.backend.as_ref(),
             &model,
             &Self::inputs(&case, &model),
-            &Self::op_types(&case),
+            || Self::op_types(&case),
         );
         TestRun {
             case,

@@ -134,12 +134,13 @@ fn skip_for(e: &BackendError) -> Skip {
     }
 }
 
-/// Runs `model` at every level of `backend` and judges the results.
+/// Runs `model` at every level of `backend` and judges the results. `op_types` names the
+/// model's op types for inconsistency signatures; it is only called when one is found.
 pub fn differential(
     backend: &dyn Backend,
     model: &OnnxModel,
     inputs: &[&Tensor],
-    op_types: &str,
+    op_types: impl FnOnce() -> String,
 ) -> Verdict {
     let levels = backend.levels();
     let reference = match backend.run(model, inputs, 0) {
@@ -179,7 +180,7 @@ pub fn differential(
                     return Verdict::Found(Finding {
                         kind: FindingKind::Inconsistency,
                         level: (*name).into(),
-                        signature: format!("inconsistency:{name}:{op_types}"),
+                        signature: format!("inconsistency:{name}:{}", op_types()),
                         detail: format!("output {i}: {d}"),
                     });
                 }
