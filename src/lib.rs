@@ -9,6 +9,7 @@
 pub mod backend;
 pub mod campaign;
 pub mod emit;
+pub mod feedback;
 pub mod gen;
 pub mod ir;
 pub mod ops;

@@ -104,3 +104,20 @@ fn declared_output_types_are_graph_types() {
         .collect();
     assert_eq!(model.output_types, expected);
 }
+
+#[test]
+fn transformers_that_modify_the_model_are_reported() {
+    let h = harness();
+    let mut fired = std::collections::BTreeMap::<String, usize>::new();
+    for bytes in common::random_inputs(8, 300, 1200) {
+        for name in h.test(&bytes).fired {
+            *fired.entry(name).or_default() += 1;
+        }
+    }
+    eprintln!("transformers fired over 300 tests: {fired:?}");
+    assert!(
+        fired.len() >= 3,
+        "expected several distinct transformers to fire, got {fired:?}"
+    );
+    assert!(fired.keys().all(|n| !n.is_empty() && !n.contains(' ')));
+}

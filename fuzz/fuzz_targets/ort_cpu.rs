@@ -1,5 +1,7 @@
 //! `cargo fuzz run ort_cpu`: fuzzer bytes → valid graph → ONNX → ONNX Runtime CPU at every
-//! optimization level; a crash or inconsistency panics so libFuzzer saves the input.
+//! optimization level; a crash or inconsistency panics so libFuzzer saves the input. The
+//! graph transformers that changed the model feed libFuzzer as extra coverage counters
+//! (`dlcfuzz::feedback`); each one seen for the first time is printed.
 #![no_main]
 
 use dlcfuzz::campaign::harness::Harness;
@@ -15,7 +17,11 @@ fn harness() -> &'static Harness {
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Verdict::Found(f) = harness().test(data).verdict {
+    let run = harness().test(data);
+    for name in dlcfuzz::feedback::observe(&run.fired) {
+        eprintln!("dlcfuzz: transformer fired: {name}");
+    }
+    if let Verdict::Found(f) = run.verdict {
         panic!("{}\n{}", f.signature, f.detail);
     }
 });

@@ -64,4 +64,18 @@ pub trait Backend: Send + Sync {
         inputs: &[&Tensor],
         level: usize,
     ) -> Result<Vec<Tensor>, BackendError>;
+
+    /// Like [`Backend::run`], and also appends to `fired` the names of the optimizations that
+    /// changed the model while it compiled (ONNX Runtime's graph transformers, say). Backends
+    /// that report no such events run plainly and leave `fired` alone.
+    fn run_observed(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+        fired: &mut Vec<String>,
+    ) -> Result<Vec<Tensor>, BackendError> {
+        let _ = fired;
+        self.run(model, inputs, level)
+    }
 }

@@ -4,10 +4,11 @@
 use super::{Backend, BackendError, ErrorClass, Stage};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::{Buffer, Tensor};
+use ort::logging::{LogLevel, LoggerFunction};
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The ONNX Runtime version this backend is written against.
 pub const ORT_VERSION: &str = "1.31.1";
@@ -56,7 +57,14 @@ impl OrtCpu {
         })
     }
 
-    fn session(&self, bytes: &[u8], level: usize) -> Result<Session, ort::Error> {
+    /// Builds a session; with `logger`, the session logs at INFO level to it (ONNX Runtime
+    /// reports each graph transformer's outcome at that level).
+    fn session(
+        &self,
+        bytes: &[u8],
+        level: usize,
+        logger: Option<LoggerFunction>,
+    ) -> Result<Session, ort::Error> {
         let opt = match level {
             0 => GraphOptimizationLevel::Disable,
             1 => GraphOptimizationLevel::Level1,
@@ -65,11 +73,18 @@ impl OrtCpu {
         };
         let recover =
             |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
-        Session::builder(self.env)?
+        let mut builder = Session::builder(self.env)?
             .with_optimization_level(opt)
-            .map_err(recover)?
-            .with_log_level(ort::logging::LogLevel::Fatal)
-            .map_err(recover)?
+            .map_err(recover)?;
+        builder = match logger {
+            Some(logger) => builder
+                .with_logger(logger)
+                .map_err(recover)?
+                .with_log_level(LogLevel::Info)
+                .map_err(recover)?,
+            None => builder.with_log_level(LogLevel::Fatal).map_err(recover)?,
+        };
+        builder
             // Planning a memory pattern pays off over many runs; a test runs each session once.
             .with_memory_pattern(false)
             .map_err(recover)?
@@ -158,27 +173,69 @@ impl Backend for OrtCpu {
         inputs: &[&Tensor],
         level: usize,
     ) -> Result<Vec<Tensor>, BackendError> {
-        let mut session = self
-            .session(&model.bytes, level)
+        let session = self
+            .session(&model.bytes, level, None)
             .map_err(|e| backend_error(Stage::Compile, &e))?;
-        let feeds = model
-            .inputs
-            .iter()
-            .zip(inputs)
-            .map(|((_, name), t)| Ok((std::borrow::Cow::from(name.clone()), to_ort(t)?.into())))
-            .collect::<Result<Vec<(std::borrow::Cow<str>, ort::session::SessionInputValue)>, ort::Error>>()
-            .map_err(|e| backend_error(Stage::Run, &e))?;
-        let outputs = session
-            .run(feeds)
-            .map_err(|e| backend_error(Stage::Run, &e))?;
-        model
-            .outputs
-            .iter()
-            .zip(&model.output_types)
-            .map(|((_, name), ty)| {
-                from_ort(&outputs[name.as_str()], ty.dtype)
-                    .map_err(|e| backend_error(Stage::Run, &e))
-            })
-            .collect()
+        execute(session, model, inputs)
     }
+
+    fn run_observed(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+        fired: &mut Vec<String>,
+    ) -> Result<Vec<Tensor>, BackendError> {
+        if level == 0 {
+            return self.run(model, inputs, level);
+        }
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = Arc::clone(&log);
+        let logger: LoggerFunction = Arc::new(move |_level, _category, _id, _location, message| {
+            if let Some(name) = modified_transformer(message) {
+                sink.lock().expect("logger lock").push(name.to_string());
+            }
+        });
+        let session = self.session(&model.bytes, level, Some(logger));
+        fired.append(&mut log.lock().expect("logger lock"));
+        execute(
+            session.map_err(|e| backend_error(Stage::Compile, &e))?,
+            model,
+            inputs,
+        )
+    }
+}
+
+/// The transformer named by an ONNX Runtime log line `GraphTransformer <Name> modified: 1 …`,
+/// when it says the transformer changed the graph.
+pub fn modified_transformer(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("GraphTransformer ")?;
+    let (name, outcome) = rest.split_once(" modified: ")?;
+    outcome.starts_with('1').then_some(name)
+}
+
+/// Runs a compiled session on `inputs` and converts its outputs to the model's output types.
+fn execute(
+    mut session: Session,
+    model: &OnnxModel,
+    inputs: &[&Tensor],
+) -> Result<Vec<Tensor>, BackendError> {
+    let feeds = model
+        .inputs
+        .iter()
+        .zip(inputs)
+        .map(|((_, name), t)| Ok((std::borrow::Cow::from(name.clone()), to_ort(t)?.into())))
+        .collect::<Result<Vec<(std::borrow::Cow<str>, ort::session::SessionInputValue)>, ort::Error>>()
+        .map_err(|e| backend_error(Stage::Run, &e))?;
+    let outputs = session
+        .run(feeds)
+        .map_err(|e| backend_error(Stage::Run, &e))?;
+    model
+        .outputs
+        .iter()
+        .zip(&model.output_types)
+        .map(|((_, name), ty)| {
+            from_ort(&outputs[name.as_str()], ty.dtype).map_err(|e| backend_error(Stage::Run, &e))
+        })
+        .collect()
 }

@@ -207,12 +207,13 @@ fn main() -> Result<()> {
             let stats = campaign::fuzz(&harness, &opts, |s| {
                 if s.tests % 16 == 0 {
                     bar.set_message(format!(
-                        "{} tests, {:.0}/s, valid {:.3}, unsupported {:.3}, findings {}",
+                        "{} tests, {:.0}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers fired {}",
                         s.tests,
                         s.tests_per_s,
                         s.valid_fraction,
                         s.unsupported_fraction,
-                        s.findings
+                        s.findings,
+                        s.transformer_tests.len()
                     ));
                     bar.tick();
                 }

@@ -26,6 +26,8 @@ pub struct TestRun {
     pub model: OnnxModel,
     /// The oracle's verdict.
     pub verdict: Verdict,
+    /// The optimizations that changed the model at some level (sorted, distinct).
+    pub fired: Vec<String>,
 }
 
 impl Harness {
@@ -65,16 +67,21 @@ impl Harness {
     pub fn test(&self, bytes: &[u8]) -> TestRun {
         let case = TestCase::decode(bytes, &self.menu, &self.limits);
         let model = emit(&case);
+        let mut fired = Vec::new();
         let verdict = differential(
             self.backend.as_ref(),
             &model,
             &Self::inputs(&case, &model),
             || Self::op_types(&case),
+            &mut fired,
         );
+        fired.sort_unstable();
+        fired.dedup();
         TestRun {
             case,
             model,
             verdict,
+            fired,
         }
     }
 }

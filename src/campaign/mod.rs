@@ -46,14 +46,21 @@ pub struct Stats {
     nodes: u64,
     /// Count per distinct signature.
     pub signatures: BTreeMap<String, u64>,
+    /// Names of the optimizations (ORT graph transformers) that changed some test's model.
+    pub transformers_fired: Vec<String>,
+    /// For each of those, how many tests it changed.
+    pub transformer_tests: BTreeMap<String, u64>,
     /// A few unsupported and invalid messages, for diagnosis.
     pub sample_skips: Vec<String>,
 }
 
 impl Stats {
-    /// Records one verdict.
-    pub fn record(&mut self, verdict: &Verdict, nodes: usize) {
+    /// Records one test: its verdict, op-node count and fired optimizations.
+    pub fn record(&mut self, verdict: &Verdict, nodes: usize, fired: &[String]) {
         self.tests += 1;
+        for name in fired {
+            *self.transformer_tests.entry(name.clone()).or_insert(0) += 1;
+        }
         self.nodes += nodes as u64;
         match verdict {
             Verdict::Pass => self.valid += 1,
@@ -89,6 +96,7 @@ impl Stats {
         self.non_finite_fraction = self.non_finite as f64 / n;
         self.mean_nodes = self.nodes as f64 / n;
         self.findings = self.signatures.len();
+        self.transformers_fired = self.transformer_tests.keys().cloned().collect();
     }
 }
 
@@ -142,7 +150,7 @@ pub fn fuzz(
         rng.fill(bytes.as_mut_slice());
         std::fs::write(opts.out.join(INFLIGHT), &bytes)?;
         let run = harness.test(&bytes);
-        stats.record(&run.verdict, run.case.graph.op_count());
+        stats.record(&run.verdict, run.case.graph.op_count(), &run.fired);
         if let Verdict::Found(f) = &run.verdict {
             finding::write_finding(opts.out, &bytes, &run, f, &harness.backend.version())?;
         }

@@ -135,12 +135,14 @@ fn skip_for(e: &BackendError) -> Skip {
 }
 
 /// Runs `model` at every level of `backend` and judges the results. `op_types` names the
-/// model's op types for inconsistency signatures; it is only called when one is found.
+/// model's op types for inconsistency signatures; it is only called when one is found. The
+/// optimizations the backend reports as having changed the model are appended to `fired`.
 pub fn differential(
     backend: &dyn Backend,
     model: &OnnxModel,
     inputs: &[&Tensor],
     op_types: impl FnOnce() -> String,
+    fired: &mut Vec<String>,
 ) -> Verdict {
     let levels = backend.levels();
     let reference = match backend.run(model, inputs, 0) {
@@ -157,7 +159,7 @@ pub fn differential(
     };
     let non_finite = has_non_finite(&reference);
     for (level, name) in levels.iter().enumerate().skip(1) {
-        match backend.run(model, inputs, level) {
+        match backend.run_observed(model, inputs, level, fired) {
             Err(e) if e.class == ErrorClass::Unsupported => return Verdict::Skipped(skip_for(&e)),
             Err(e) => {
                 return Verdict::Found(Finding {

@@ -1,0 +1,121 @@
+//! Optimization-coverage feedback for binary (uninstrumented) compilers.
+//!
+//! ONNX Runtime ships as a prebuilt library, so libFuzzer sees no coverage inside it. What it
+//! does report is which graph transformers changed each model ([`crate::backend::Backend::run_observed`]).
+//! This module turns that into extra coverage: one counter per transformer and one per
+//! unordered pair of transformers that fired in the same test, hashed into an array that
+//! lives in libFuzzer's `__libfuzzer_extra_counters` section when built by `cargo fuzz`
+//! (`cfg(fuzzing)`). libFuzzer reads that section after every run as coverage features beside
+//! the compiler's inline 8-bit counters, and clears it before the next run, so a test that
+//! fires a new transformer (or a new pair) counts as new coverage and enters the corpus.
+//!
+//! Why not the compiler's own `__sancov_cntrs` section: libFuzzer requires the PC table
+//! (`__sancov_pcs`) to have exactly one entry per counter in it, and aborts at start-up with
+//! "The size of coverage PC tables does not match the number of instrumented PCs" when extra
+//! counters are placed there (tried: 55,150 counters vs 51,054 PCs). The extra-counters
+//! section is libFuzzer's interface for exactly this kind of user-defined feature.
+//!
+//! `DLCFUZZ_TRANSFORMER_FEEDBACK=0` turns the counters off (the names are still tracked, for
+//! measuring the feedback's effect).
+
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Number of extra counters.
+pub const COUNTERS: usize = 4096;
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicU8 = AtomicU8::new(0);
+
+/// The extra counters. Under `cargo fuzz` they sit beside the compiler's own counters.
+#[cfg_attr(fuzzing, link_section = "__libfuzzer_extra_counters")]
+#[used]
+static TRANSFORMER_COUNTERS: [AtomicU8; COUNTERS] = [ZERO; COUNTERS];
+
+fn slot(key: &impl Hash) -> usize {
+    // SipHash with fixed keys: the mapping is stable across runs and processes.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    (h.finish() % COUNTERS as u64) as usize
+}
+
+/// The counter slots a test that fired `fired` covers: one per name, one per unordered pair.
+pub fn slots(fired: &[String]) -> BTreeSet<usize> {
+    let names: BTreeSet<&str> = fired.iter().map(String::as_str).collect();
+    let mut out: BTreeSet<usize> = names.iter().map(|n| slot(&("one", *n))).collect();
+    for (i, a) in names.iter().enumerate() {
+        for b in names.iter().skip(i + 1) {
+            out.insert(slot(&("pair", *a, *b)));
+        }
+    }
+    out
+}
+
+/// Whether the counters are fed (`DLCFUZZ_TRANSFORMER_FEEDBACK` is not `0`).
+pub fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("DLCFUZZ_TRANSFORMER_FEEDBACK").as_deref() != Ok("0"))
+}
+
+/// Records one test's fired transformers: bumps their counters when feedback is enabled, and
+/// returns the names never seen before in this process (the fuzz targets print them, which is
+/// how the feedback's effect is measured).
+pub fn observe(fired: &[String]) -> Vec<String> {
+    if enabled() {
+        for s in slots(fired) {
+            let c = &TRANSFORMER_COUNTERS[s];
+            c.store(
+                c.load(Ordering::Relaxed).saturating_add(1),
+                Ordering::Relaxed,
+            );
+        }
+    }
+    static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    fired
+        .iter()
+        .filter(|n| seen.insert((*n).clone()))
+        .cloned()
+        .collect()
+}
+
+/// The current value of counter `slot` (for tests and diagnostics).
+pub fn counter(slot: usize) -> u8 {
+    TRANSFORMER_COUNTERS[slot].load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn names_and_pairs_get_distinct_stable_slots() {
+        let a = slots(&names(&["ConstantFolding"]));
+        let ab = slots(&names(&["ConstantFolding", "ReshapeFusion"]));
+        assert_eq!(a.len(), 1);
+        assert_eq!(ab.len(), 3, "two names and their pair");
+        assert!(a.is_subset(&ab));
+        assert_eq!(ab, slots(&names(&["ReshapeFusion", "ConstantFolding"])));
+        assert!(slots(&[]).is_empty());
+    }
+
+    #[test]
+    fn observing_bumps_counters_and_reports_new_names_once() {
+        let fired = names(&["UnitTestTransformerA", "UnitTestTransformerB"]);
+        let before: Vec<u8> = slots(&fired).into_iter().map(counter).collect();
+        assert_eq!(observe(&fired), fired);
+        assert!(observe(&fired).is_empty());
+        let after: Vec<u8> = slots(&fired).into_iter().map(counter).collect();
+        if enabled() {
+            assert!(after.iter().zip(&before).all(|(a, b)| a > b));
+        } else {
+            assert_eq!(after, before);
+        }
+    }
+}
