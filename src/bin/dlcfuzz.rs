@@ -6,9 +6,10 @@ use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::Backend;
 use dlcfuzz::campaign::harness::Harness;
-use dlcfuzz::campaign::{self, CampaignOptions};
+use dlcfuzz::campaign::{self, finding, CampaignOptions};
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
+use dlcfuzz::oracle::Verdict;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
@@ -73,6 +74,10 @@ enum Command {
         /// Most operator nodes (must match the campaign that found it).
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
+        /// When the input still finds a bug, write a finding folder (model, repro.py, report)
+        /// under this folder: turns a libFuzzer crash artifact into a full report.
+        #[arg(long)]
+        save: Option<PathBuf>,
     },
     /// Show (probing if needed) the op × dtype table a backend supports.
     Capabilities {
@@ -224,7 +229,11 @@ fn main() -> Result<()> {
             }
             println!("{}", serde_json::to_string(&stats)?);
         }
-        Command::Replay { path, max_nodes } => {
+        Command::Replay {
+            path,
+            max_nodes,
+            save,
+        } => {
             let bytes = campaign::read_input(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
             let harness = Harness::ort_cpu(Limits {
@@ -249,6 +258,10 @@ fn main() -> Result<()> {
                 eprintln!(
                     "warning: the bytes now decode to a different model than the saved model.onnx"
                 );
+            }
+            if let (Some(out), Verdict::Found(f)) = (&save, &run.verdict) {
+                let dir = finding::write_finding(out, &bytes, &run, f, &harness.backend.version())?;
+                eprintln!("finding written to {}", dir.display());
             }
             println!(
                 "{}",

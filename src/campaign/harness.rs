@@ -72,6 +72,7 @@ impl Harness {
             self.backend.as_ref(),
             &model,
             &Self::inputs(&case, &model),
+            None,
             || Self::op_types(&case),
             &mut fired,
         );

@@ -1,15 +1,23 @@
-//! Oracles: compare a backend's optimized levels against its unoptimized run.
+//! Oracles: a three-way differential between a backend's optimized levels, its unoptimized
+//! level, and (when present) an independent reference (libtorch eager).
 //!
 //! - **Crash:** the unoptimized level succeeds and an optimized level fails (other than with an
 //!   unsupported-op error), or any level fails with an internal error (not a rejection of the
 //!   model, not an unsupported op).
-//! - **Inconsistency:** an optimized level's outputs differ from the unoptimized ones beyond
-//!   the per-dtype tolerance.
-//! - NaN or Inf anywhere in the reference outputs makes the test a skip, never a finding.
+//! - **Inconsistency:** outputs differ beyond the per-dtype tolerance ([`compare`]). The
+//!   reference names the side at fault ([`Blame`]), as NNSmith narrows bugs down with O0: an
+//!   optimized level that disagrees with both the unoptimized level and the reference is the
+//!   optimizer's bug; an unoptimized level that alone disagrees is a kernel bug; all levels
+//!   agreeing against the reference means shared kernels (or the reference) are wrong.
+//! - NaN or Inf anywhere in the unoptimized outputs makes the test a skip, never a finding.
+//! - Outputs marked *fragile* by the reference (they depend on an ArgMax tie, or on a Floor,
+//!   Round, Cast or comparison input sitting on a boundary) are not compared at all.
+
+pub mod compare;
 
 use crate::backend::{Backend, BackendError, ErrorClass};
 use crate::emit::onnx::OnnxModel;
-use crate::ir::{DType, Tensor};
+use crate::ir::Tensor;
 use serde::{Deserialize, Serialize};
 
 /// What kind of bug a finding is.
@@ -32,6 +40,36 @@ pub struct Finding {
     pub signature: String,
     /// Human-readable details.
     pub detail: String,
+    /// Which side is at fault, for inconsistencies.
+    pub blame: Option<Blame>,
+}
+
+/// The side at fault in an inconsistency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Blame {
+    /// An optimized level disagrees with the unoptimized level and the reference, which
+    /// agree: the optimizer.
+    Optimizer,
+    /// An optimized level disagrees with the unoptimized level and no reference could judge.
+    OptimizerUnconfirmed,
+    /// The unoptimized level alone disagrees with the reference; the optimized levels agree
+    /// with it: the unoptimized kernels.
+    UnoptimizedKernels,
+    /// Every level agrees and the reference differs: kernels every level shares, or the
+    /// reference itself.
+    KernelsOrReference,
+    /// The optimized level, the unoptimized level and the reference all differ.
+    Ambiguous,
+}
+
+/// What the reference computed for a test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReferenceRun {
+    /// The reference outputs (in model-output order), or why the reference could not run.
+    pub outputs: Result<Vec<Tensor>, String>,
+    /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that no
+    /// comparison may judge it.
+    pub fragile: Vec<bool>,
 }
 
 /// Why a test was not judged.
@@ -56,70 +94,7 @@ pub enum Verdict {
     Found(Finding),
 }
 
-/// Absolute and relative tolerance for a dtype.
-pub fn tolerance(dtype: DType) -> (f64, f64) {
-    match dtype {
-        DType::F16 => (1e-2, 1e-2),
-        DType::F32 => (1e-3, 1e-3),
-        DType::F64 => (1e-6, 1e-6),
-        _ => (0.0, 0.0),
-    }
-}
-
-/// Describes the first mismatch between a reference and an optimized output, if any.
-pub fn compare(reference: &Tensor, actual: &Tensor) -> Option<String> {
-    if reference.shape != actual.shape {
-        return Some(format!("shape {:?} vs {:?}", reference.shape, actual.shape));
-    }
-    if reference.data.dtype() != actual.data.dtype() {
-        return Some(format!(
-            "dtype {} vs {}",
-            reference.data.dtype(),
-            actual.data.dtype()
-        ));
-    }
-    let (atol, rtol) = tolerance(reference.data.dtype());
-    let (r, a) = (reference.data.to_f64_vec(), actual.data.to_f64_vec());
-    let bad = r.iter().zip(&a).position(|(x, y)| {
-        let same_nan = x.is_nan() && y.is_nan();
-        let close = (x - y).abs() <= atol + rtol * x.abs();
-        !same_nan && !close
-    })?;
-    let max_err = r
-        .iter()
-        .zip(&a)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max);
-    Some(format!(
-        "element {bad}: {} vs {} (max abs error {max_err:e})",
-        r[bad], a[bad]
-    ))
-}
-
-/// Replaces every alphanumeric token that holds a digit (numbers, addresses, node names like
-/// `n12`) with `N`, so that messages of one bug compare equal.
-pub fn normalize_message(message: &str) -> String {
-    let mut out = String::with_capacity(message.len());
-    let mut token = String::new();
-    let flush = |token: &mut String, out: &mut String| {
-        if token.chars().any(|c| c.is_ascii_digit()) {
-            out.push('N');
-        } else {
-            out.push_str(token);
-        }
-        token.clear();
-    };
-    for c in message.chars() {
-        if c.is_ascii_alphanumeric() {
-            token.push(c);
-        } else {
-            flush(&mut token, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut token, &mut out);
-    out.chars().take(200).collect()
-}
+pub use compare::{compare, normalize_message, tolerance};
 
 fn has_non_finite(outputs: &[Tensor]) -> bool {
     outputs
@@ -134,101 +109,225 @@ fn skip_for(e: &BackendError) -> Skip {
     }
 }
 
-/// Runs `model` at every level of `backend` and judges the results. `op_types` names the
-/// model's op types for inconsistency signatures; it is only called when one is found. The
-/// optimizations the backend reports as having changed the model are appended to `fired`.
+/// The first mismatch between two output lists, skipping fragile outputs: `(output, detail)`.
+fn first_mismatch(
+    expected: &[Tensor],
+    actual: &[Tensor],
+    fragile: &[bool],
+) -> Option<(usize, String)> {
+    if expected.len() != actual.len() {
+        return Some((
+            0,
+            format!("output count {} vs {}", expected.len(), actual.len()),
+        ));
+    }
+    expected
+        .iter()
+        .zip(actual)
+        .enumerate()
+        .filter(|(i, _)| !fragile.get(*i).copied().unwrap_or(false))
+        .find_map(|(i, (e, a))| compare(e, a).map(|d| (i, d)))
+}
+
+fn crash(level: &str, e: &BackendError) -> Verdict {
+    Verdict::Found(Finding {
+        kind: FindingKind::Crash,
+        level: level.into(),
+        signature: format!("crash:{level}:{}", normalize_message(&e.message)),
+        detail: e.to_string(),
+        blame: None,
+    })
+}
+
+fn inconsistency(level: &str, blame: Blame, ops: String, detail: String) -> Verdict {
+    let prefix = match blame {
+        Blame::KernelsOrReference => "reference-mismatch",
+        _ => "inconsistency",
+    };
+    Verdict::Found(Finding {
+        kind: FindingKind::Inconsistency,
+        level: level.into(),
+        signature: format!("{prefix}:{level}:{ops}"),
+        detail,
+        blame: Some(blame),
+    })
+}
+
+/// Runs `model` at every level of `backend`, compares the levels with each other and with
+/// `reference` (when given), and judges the results. `op_types` names the model's op types
+/// for inconsistency signatures; it is only called when one is found. The optimizations the
+/// backend reports as having changed the model are appended to `fired`.
 pub fn differential(
     backend: &dyn Backend,
     model: &OnnxModel,
     inputs: &[&Tensor],
+    reference: Option<&ReferenceRun>,
     op_types: impl FnOnce() -> String,
     fired: &mut Vec<String>,
 ) -> Verdict {
     let levels = backend.levels();
-    let reference = match backend.run(model, inputs, 0) {
+    let unoptimized = match backend.run(model, inputs, 0) {
         Ok(outs) => outs,
-        Err(e) if e.class == ErrorClass::Internal => {
-            return Verdict::Found(Finding {
-                kind: FindingKind::Crash,
-                level: levels[0].into(),
-                signature: format!("crash:{}:{}", levels[0], normalize_message(&e.message)),
-                detail: e.to_string(),
-            })
-        }
+        Err(e) if e.class == ErrorClass::Internal => return crash(levels[0], &e),
         Err(e) => return Verdict::Skipped(skip_for(&e)),
     };
-    let non_finite = has_non_finite(&reference);
+    let non_finite = has_non_finite(&unoptimized);
+    let fragile = reference.map(|r| r.fragile.as_slice()).unwrap_or(&[]);
+    let reference_outputs = reference
+        .and_then(|r| r.outputs.as_ref().ok())
+        .filter(|_| !non_finite);
+    // `Some(detail)` when the unoptimized level disagrees with the reference.
+    let unoptimized_vs_reference =
+        reference_outputs.map(|r| first_mismatch(r, &unoptimized, fragile));
+    let mut op_types = Some(op_types);
+    let mut ops = move || op_types.take().map(|f| f()).unwrap_or_default();
     for (level, name) in levels.iter().enumerate().skip(1) {
-        match backend.run_observed(model, inputs, level, fired) {
+        let outs = match backend.run_observed(model, inputs, level, fired) {
             Err(e) if e.class == ErrorClass::Unsupported => return Verdict::Skipped(skip_for(&e)),
-            Err(e) => {
-                return Verdict::Found(Finding {
-                    kind: FindingKind::Crash,
-                    level: (*name).into(),
-                    signature: format!("crash:{name}:{}", normalize_message(&e.message)),
-                    detail: e.to_string(),
-                })
-            }
-            Ok(_) if non_finite => {}
-            Ok(outs) => {
-                let diff = reference
-                    .iter()
-                    .zip(&outs)
-                    .enumerate()
-                    .find_map(|(i, (r, a))| compare(r, a).map(|d| (i, d)));
-                if let Some((i, d)) = diff
-                    .or_else(|| (outs.len() != reference.len()).then(|| (0, "output count".into())))
-                {
-                    return Verdict::Found(Finding {
-                        kind: FindingKind::Inconsistency,
-                        level: (*name).into(),
-                        signature: format!("inconsistency:{name}:{}", op_types()),
-                        detail: format!("output {i}: {d}"),
-                    });
-                }
-            }
-        }
+            Err(e) => return crash(name, &e),
+            Ok(_) if non_finite => continue,
+            Ok(outs) => outs,
+        };
+        let Some((i, d)) = first_mismatch(&unoptimized, &outs, fragile) else {
+            continue;
+        };
+        let detail = format!("output {i}: {d} ({name} vs {})", levels[0]);
+        let blame = match (reference_outputs, &unoptimized_vs_reference) {
+            (None, _) | (_, None) => Blame::OptimizerUnconfirmed,
+            (Some(_), Some(None)) => Blame::Optimizer,
+            (Some(r), Some(Some(_))) => match first_mismatch(r, &outs, fragile) {
+                None => Blame::UnoptimizedKernels,
+                Some(_) => Blame::Ambiguous,
+            },
+        };
+        let level = if blame == Blame::UnoptimizedKernels {
+            levels[0]
+        } else {
+            name
+        };
+        return inconsistency(level, blame, ops(), detail);
     }
     if non_finite {
-        Verdict::Skipped(Skip::NonFinite)
-    } else {
-        Verdict::Pass
+        return Verdict::Skipped(Skip::NonFinite);
+    }
+    match unoptimized_vs_reference {
+        Some(Some((i, d))) => inconsistency(
+            "all",
+            Blame::KernelsOrReference,
+            ops(),
+            format!("output {i}: {d} (reference vs every level)"),
+        ),
+        _ => Verdict::Pass,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emit::onnx::OnnxModel;
     use crate::ir::Buffer;
 
-    fn t(v: Vec<f32>) -> Tensor {
+    /// A backend whose level `i` returns `outputs[i]`.
+    struct Scripted {
+        outputs: Vec<Vec<f32>>,
+    }
+
+    impl Backend for Scripted {
+        fn name(&self) -> &'static str {
+            "scripted"
+        }
+        fn version(&self) -> String {
+            "scripted".into()
+        }
+        fn levels(&self) -> &'static [&'static str] {
+            &["O0", "O1", "O2"]
+        }
+        fn run(
+            &self,
+            _: &OnnxModel,
+            _: &[&Tensor],
+            level: usize,
+        ) -> Result<Vec<Tensor>, BackendError> {
+            Ok(vec![t(&self.outputs[level])])
+        }
+    }
+
+    fn t(v: &[f32]) -> Tensor {
         Tensor {
             shape: vec![v.len()],
-            data: Buffer::F32(v),
+            data: Buffer::F32(v.to_vec()),
+        }
+    }
+
+    fn model() -> OnnxModel {
+        OnnxModel {
+            bytes: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            output_types: Vec::new(),
+        }
+    }
+
+    fn judge(levels: &[&[f32]], reference: Option<&[f32]>, fragile: bool) -> Verdict {
+        let backend = Scripted {
+            outputs: levels.iter().map(|v| v.to_vec()).collect(),
+        };
+        let reference = reference.map(|r| ReferenceRun {
+            outputs: Ok(vec![t(r)]),
+            fragile: vec![fragile],
+        });
+        differential(
+            &backend,
+            &model(),
+            &[],
+            reference.as_ref(),
+            || "Op".into(),
+            &mut Vec::new(),
+        )
+    }
+
+    fn blame(v: &Verdict) -> Option<(Blame, String)> {
+        match v {
+            Verdict::Found(f) => f.blame.map(|b| (b, f.level.clone())),
+            _ => None,
         }
     }
 
     #[test]
-    fn tolerance_accepts_rounding_and_rejects_real_differences() {
-        assert!(compare(&t(vec![1.0, 2.0]), &t(vec![1.0005, 2.0])).is_none());
-        assert!(compare(&t(vec![1.0, 2.0]), &t(vec![1.1, 2.0])).is_some());
-        assert!(compare(&t(vec![1.0]), &t(vec![1.0, 1.0])).is_some());
-        let ints = Tensor {
-            shape: vec![1],
-            data: Buffer::I32(vec![3]),
-        };
-        let other = Tensor {
-            shape: vec![1],
-            data: Buffer::I32(vec![4]),
-        };
-        assert!(compare(&ints, &other).is_some());
+    fn the_reference_names_the_side_at_fault() {
+        let (a, b) = (&[1.0f32][..], &[2.0f32][..]);
+        assert_eq!(judge(&[a, a, a], Some(a), false), Verdict::Pass);
+        assert_eq!(
+            blame(&judge(&[a, b, a], Some(a), false)),
+            Some((Blame::Optimizer, "O1".into()))
+        );
+        assert_eq!(
+            blame(&judge(&[a, a, b], None, false)),
+            Some((Blame::OptimizerUnconfirmed, "O2".into()))
+        );
+        assert_eq!(
+            blame(&judge(&[a, b, b], Some(b), false)),
+            Some((Blame::UnoptimizedKernels, "O0".into()))
+        );
+        assert_eq!(
+            blame(&judge(&[a, a, a], Some(b), false)),
+            Some((Blame::KernelsOrReference, "all".into()))
+        );
+        assert_eq!(
+            blame(&judge(&[a, b, a], Some(&[3.0]), false)),
+            Some((Blame::Ambiguous, "O1".into()))
+        );
     }
 
     #[test]
-    fn messages_normalize_numbers() {
+    fn fragile_outputs_and_non_finite_references_are_never_findings() {
+        let (a, b) = (&[1.0f32][..], &[2.0f32][..]);
+        assert_eq!(judge(&[a, b, a], Some(a), true), Verdict::Pass);
+        assert_eq!(judge(&[a, a, a], Some(b), true), Verdict::Pass);
+        let nan = &[f32::NAN][..];
         assert_eq!(
-            normalize_message("node n12_Add at 0x7f3a"),
-            normalize_message("node n3_Add at 0x10")
+            judge(&[nan, a, a], Some(a), false),
+            Verdict::Skipped(Skip::NonFinite)
         );
     }
 }
