@@ -129,6 +129,9 @@ pub struct TestCase {
     pub graph: Graph,
     /// A value for every input and weight leaf.
     pub values: BTreeMap<NodeIndex, Tensor>,
+    /// The value domain of each leaf that needs more than the default (e.g. positive
+    /// variances), which value search must respect.
+    pub domains: BTreeMap<NodeIndex, crate::ops::ValueDomain>,
 }
 
 impl TestCase {
@@ -175,6 +178,7 @@ impl TestCase {
             config: config.clone(),
             graph,
             values,
+            domains: out.domains,
         }
     }
 

@@ -387,6 +387,7 @@ pub fn registry() -> &'static [Box<dyn OpSpec>] {
         all.extend(norm::specs());
         all.extend(layout::specs());
         all.extend(slicing::specs());
+        all.extend(unary::domain_restricted_specs());
         all
     })
 }
