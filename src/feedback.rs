@@ -16,7 +16,8 @@
 //! section is libFuzzer's interface for exactly this kind of user-defined feature.
 //!
 //! `DLCFUZZ_TRANSFORMER_FEEDBACK=0` turns the counters off (the names are still tracked, for
-//! measuring the feedback's effect).
+//! measuring the feedback's effect). `DLCFUZZ_FIRED_LOG=FILE` appends each name to FILE the
+//! first time a process sees it (libFuzzer's fork mode discards the children's stderr).
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -74,11 +75,29 @@ pub fn observe(fired: &[String]) -> Vec<String> {
     }
     static SEEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    fired
+    let new: Vec<String> = fired
         .iter()
         .filter(|n| seen.insert((*n).clone()))
         .cloned()
-        .collect()
+        .collect();
+    if let (false, Some(path)) = (new.is_empty(), std::env::var_os("DLCFUZZ_FIRED_LOG")) {
+        append_lines(std::path::Path::new(&path), &new);
+    }
+    new
+}
+
+/// Appends `lines` to `path` in one write (best effort: a diagnostics log must not stop a
+/// fuzz run).
+fn append_lines(path: &std::path::Path, lines: &[String]) {
+    use std::io::Write;
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = f.write_all(text.as_bytes());
+    }
 }
 
 /// The current value of counter `slot` (for tests and diagnostics).
