@@ -68,11 +68,6 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
 
 /// Describes the first mismatch between a reference and an optimized output, if any.
 pub fn compare(reference: &Tensor, actual: &Tensor) -> Option<String> {
-    compare_scaled(reference, actual, 1.0)
-}
-
-/// [`compare`] with both tolerances of [`tolerance`] multiplied by `factor`.
-pub fn compare_scaled(reference: &Tensor, actual: &Tensor, factor: f64) -> Option<String> {
     if reference.shape != actual.shape {
         return Some(format!("shape {:?} vs {:?}", reference.shape, actual.shape));
     }
@@ -84,7 +79,6 @@ pub fn compare_scaled(reference: &Tensor, actual: &Tensor, factor: f64) -> Optio
         ));
     }
     let (atol, rtol) = tolerance(reference.data.dtype());
-    let (atol, rtol) = (atol * factor, rtol * factor);
     let (r, a) = (reference.data.to_f64_vec(), actual.data.to_f64_vec());
     let bad = r.iter().zip(&a).position(|(x, y)| {
         let same_nan = x.is_nan() && y.is_nan();

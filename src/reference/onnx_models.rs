@@ -9,8 +9,9 @@
 //! implements (attributes that later became inputs, Softmax's 2-D coercion before opset 13,
 //! the `broadcast`/`axis` attributes of opset-6 arithmetic). A model is *skipped* when it uses
 //! an op type outside [`crate::ops::registry`] or a dtype dlcfuzz does not have; otherwise it
-//! *passes* when every output matches with [`crate::oracle::compare`]'s tolerances (ten times
-//! looser for the `light` networks, dozens of convolutions deep), else it is a *mismatch*.
+//! *passes* when every output matches with [`crate::oracle::compare`]'s tolerances (the
+//! `light` networks, dozens of convolutions deep, need no looser ones), else it is a
+//! *mismatch*.
 //!
 //! Residual failures: none on onnx 1.23.2 (every checked model passes); models skipped are
 //! those with Dropout, LRN, PRelu, ConvTranspose, Shrink, Gradient, sequence or string ops.
@@ -26,9 +27,6 @@ use std::path::{Path, PathBuf};
 
 /// The folders of `onnx/backend/test/data` that are checked.
 pub const SUITES: [&str; 4] = ["simple", "pytorch-operator", "pytorch-converted", "light"];
-
-/// Tolerance factor over [`crate::oracle::tolerance`] for the `light` networks.
-pub const LIGHT_TOLERANCE_FACTOR: f64 = 10.0;
 
 /// The verdict on one model.
 #[derive(Clone, Debug, PartialEq)]
@@ -189,7 +187,7 @@ fn check_folder(suite: &str, dir: &Path) -> ModelReport {
             let (Some(inputs), Some(expected)) = (inputs, expected) else {
                 return Ok(Outcome::Skipped("a tensor of a dtype dlcfuzz lacks".into()));
             };
-            let outcome = run_and_compare(&model, inputs, &expected, 1.0);
+            let outcome = run_and_compare(&model, inputs, &expected);
             if outcome != Outcome::Pass {
                 return Ok(outcome);
             }
@@ -247,12 +245,7 @@ fn check_light(suite: &str, path: &Path) -> ModelReport {
                 data: Buffer::F32(data),
             });
         }
-        Ok(run_and_compare(
-            &model,
-            inputs,
-            &expected,
-            LIGHT_TOLERANCE_FACTOR,
-        ))
+        Ok(run_and_compare(&model, inputs, &expected))
     })();
     report(suite, path, outcome.unwrap_or_else(Outcome::Mismatch))
 }
@@ -621,12 +614,7 @@ fn coerced_softmax(
 
 /// Interprets `model` on `inputs` (graph inputs that are not initializers, in order) and
 /// compares its outputs with `expected`.
-fn run_and_compare(
-    model: &pb::ModelProto,
-    inputs: Vec<Tensor>,
-    expected: &[Tensor],
-    factor: f64,
-) -> Outcome {
+fn run_and_compare(model: &pb::ModelProto, inputs: Vec<Tensor>, expected: &[Tensor]) -> Outcome {
     match interpret(model, inputs) {
         Err(e) => Outcome::Mismatch(e),
         Ok(outs) => {
@@ -638,7 +626,7 @@ fn run_and_compare(
                 ));
             }
             for (i, (got, want)) in outs.iter().zip(expected).enumerate() {
-                if let Some(d) = crate::oracle::compare_scaled(want, got, factor) {
+                if let Some(d) = crate::oracle::compare(want, got) {
                     return Outcome::Mismatch(format!("output {i}: {d}"));
                 }
             }
