@@ -1,4 +1,4 @@
-//! Lets the fuzz targets find the project-local libz3 at run time (cargo fuzz owns
+//! Lets the fuzz targets find the project-local libz3 and libtorch at run time (cargo fuzz owns
 //! RUSTFLAGS, so the rpath goes here).
 
 fn main() {
@@ -8,4 +8,10 @@ fn main() {
         .unwrap_or_else(|_| root.join("../.deps/py/z3/lib"));
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", z3_lib.display());
     println!("cargo:rerun-if-env-changed=Z3_LIBRARY_PATH_OVERRIDE");
+    let torch_lib = std::env::var("LIBTORCH")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| root.join("../.deps/torch/torch"))
+        .join("lib");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", torch_lib.display());
+    println!("cargo:rerun-if-env-changed=LIBTORCH");
 }

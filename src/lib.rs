@@ -4,7 +4,7 @@
 //! ([`ir::Graph`]) built from operator specifications ([`ops`]) with incremental z3 solving
 //! ([`gen::solve`]). Graphs are emitted as ONNX ([`emit::onnx`]), run on backends
 //! ([`backend`]), and judged by oracles ([`oracle`]). [`campaign`] drives in-process fuzzing
-//! loops and writes findings.
+//! loops and writes findings. [`reference`] is a libtorch-eager interpreter of ONNX semantics.
 
 pub mod backend;
 pub mod campaign;
@@ -15,6 +15,7 @@ pub mod ir;
 pub mod ops;
 pub mod oracle;
 pub mod paths;
+pub mod reference;
 pub mod values;
 
 pub use gen::{Config, Recipe, TestCase};

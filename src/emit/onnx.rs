@@ -1,6 +1,7 @@
 //! Graph → ONNX `ModelProto`, through prost types generated from the vendored `onnx.proto`.
 
 use crate::gen::TestCase;
+use crate::ir::graph::OpNode;
 use crate::ir::{Buffer, DType, Graph, NodeKind, Tensor, TensorType, ValueRef};
 use crate::ops::{AttrValue, ConstInput};
 use petgraph::stable_graph::NodeIndex;
@@ -134,6 +135,26 @@ pub fn const_tensor(c: &ConstInput<i64>) -> Option<Tensor> {
     })
 }
 
+/// What an operator node becomes in ONNX, apart from its data inputs: shared by [`emit`] and
+/// the reference interpreter ([`crate::reference`]), so both read a node the same way.
+pub struct NodeParts<'a> {
+    /// The ONNX op type.
+    pub op_type: &'static str,
+    /// Named attributes, in emission order.
+    pub attrs: &'a [(String, AttrValue<i64>)],
+    /// The constant operands that follow the data inputs, `None` for an omitted optional one.
+    pub consts: Vec<Option<Tensor>>,
+}
+
+/// The ONNX op type, attributes and constant operands of `op`.
+pub fn node_parts(op: &OpNode) -> NodeParts<'_> {
+    NodeParts {
+        op_type: op.op_type(),
+        attrs: &op.attrs.named,
+        consts: op.attrs.consts.iter().map(const_tensor).collect(),
+    }
+}
+
 /// Emits `case` as an ONNX model (weights as initializers).
 pub fn emit(case: &TestCase) -> OnnxModel {
     let g = &case.graph;
@@ -158,16 +179,17 @@ pub fn emit(case: &TestCase) -> OnnxModel {
                     .push(tensor_proto(&value_name(g, v), value));
             }
             NodeKind::Op(op) => {
+                let parts = node_parts(op);
                 let mut in_names: Vec<String> = g
                     .inputs_of(n)
                     .into_iter()
                     .map(|v| value_name(g, v))
                     .collect();
-                for (j, c) in op.attrs.consts.iter().enumerate() {
-                    match const_tensor(c) {
+                for (j, c) in parts.consts.iter().enumerate() {
+                    match c {
                         Some(t) => {
                             let name = format!("c{}_{j}", n.index());
-                            graph.initializer.push(tensor_proto(&name, &t));
+                            graph.initializer.push(tensor_proto(&name, t));
                             in_names.push(name);
                         }
                         None => in_names.push(String::new()),
@@ -177,18 +199,13 @@ pub fn emit(case: &TestCase) -> OnnxModel {
                     in_names.pop();
                 }
                 graph.node.push(pb::NodeProto {
-                    name: Some(format!("n{}_{}", n.index(), op.op_type())),
-                    op_type: Some(op.op_type().to_string()),
+                    name: Some(format!("n{}_{}", n.index(), parts.op_type)),
+                    op_type: Some(parts.op_type.to_string()),
                     input: in_names,
                     output: (0..node.outputs.len())
                         .map(|o| value_name(g, ValueRef { node: n, output: o }))
                         .collect(),
-                    attribute: op
-                        .attrs
-                        .named
-                        .iter()
-                        .map(|(k, v)| attribute(k, v))
-                        .collect(),
+                    attribute: parts.attrs.iter().map(|(k, v)| attribute(k, v)).collect(),
                     ..Default::default()
                 });
             }

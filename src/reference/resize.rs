@@ -1,0 +1,361 @@
+//! `Resize` (opset 19): nearest (four rounding modes), linear and cubic (with `antialias`,
+//! `cubic_coeff_a`, `exclude_outside`), the coordinate transformation modes `half_pixel`,
+//! `half_pixel_symmetric`, `pytorch_half_pixel`, `align_corners` and `asymmetric`, the `axes`
+//! attribute, `scales` or `sizes` (with `keep_aspect_ratio_policy`).
+//!
+//! Resizing is separable: each resampled axis is done on its own. Nearest picks one source
+//! index per output position (`index_select`, exact for every dtype). Linear and cubic build
+//! an `out × in` weight matrix on the host (it depends only on shapes and attributes) and
+//! apply it with a matrix product, which keeps float inputs on the autograd tape. Source
+//! indices beyond the input read its edge. Integer inputs are interpolated in `f64`, then
+//! rounded half to even and saturated to their type.
+//!
+//! Coordinates are computed in `f64` from the scale as given (or `out / in` when `sizes` is
+//! given). `align_corners` and `pytorch_half_pixel` use the integer output length.
+
+use super::{norm_axis, Args, RefError};
+use tch::{Kind, Tensor};
+
+/// The op types of this family.
+pub(super) const OPS: &[&str] = &["Resize"];
+
+/// How one axis is resampled.
+struct Axis {
+    input: i64,
+    output: i64,
+    scale: f64,
+}
+
+/// The source coordinate of output position `y`.
+fn source(mode: &str, y: f64, ax: &Axis) -> Result<f64, String> {
+    let (input, output) = (ax.input as f64, ax.output as f64);
+    Ok(match mode {
+        "half_pixel" => (y + 0.5) / ax.scale - 0.5,
+        "pytorch_half_pixel" if ax.output > 1 => (y + 0.5) / ax.scale - 0.5,
+        "pytorch_half_pixel" => -0.5,
+        "align_corners" if ax.output > 1 => y * (input - 1.0) / (output - 1.0),
+        "align_corners" => 0.0,
+        "asymmetric" => y / ax.scale,
+        "half_pixel_symmetric" => {
+            let adjustment = output / (ax.scale * input);
+            let offset = input / 2.0 * (1.0 - adjustment);
+            offset + (y + 0.5) / ax.scale - 0.5
+        }
+        other => return Err(format!("coordinate_transformation_mode {other}")),
+    })
+}
+
+/// The nearest source index of coordinate `x` in `nearest_mode`.
+fn nearest(mode: &str, x: f64) -> Result<i64, String> {
+    let floor = x.floor();
+    let frac = x - floor;
+    let pick = match mode {
+        "round_prefer_floor" if frac <= 0.5 => floor,
+        "round_prefer_floor" => floor + 1.0,
+        "round_prefer_ceil" if frac < 0.5 => floor,
+        "round_prefer_ceil" => floor + 1.0,
+        "floor" => floor,
+        "ceil" => x.ceil(),
+        other => return Err(format!("nearest_mode {other}")),
+    };
+    Ok(pick as i64)
+}
+
+/// The interpolation kernel at distance `d`: the tent for linear, Keys' cubic with `a`.
+fn kernel(cubic: bool, a: f64, d: f64) -> f64 {
+    let d = d.abs();
+    if !cubic {
+        return (1.0 - d).max(0.0);
+    }
+    if d <= 1.0 {
+        ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0
+    } else if d < 2.0 {
+        ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a
+    } else {
+        0.0
+    }
+}
+
+/// The attributes that shape the linear and cubic weights.
+struct Filter {
+    cubic: bool,
+    a: f64,
+    antialias: bool,
+    exclude_outside: bool,
+}
+
+/// The `output × input` weights of one axis (row-major).
+fn weights(f: &Filter, mode: &str, ax: &Axis) -> Result<Vec<f64>, String> {
+    let radius = if f.cubic { 2.0 } else { 1.0 };
+    // Antialiasing stretches the kernel when downsampling.
+    let stretch = if f.antialias { ax.scale.min(1.0) } else { 1.0 };
+    let first = (-radius / stretch).floor() as i64 + 1;
+    let taps = 2 - 2 * first;
+    let (n_in, n_out) = (ax.input as usize, ax.output as usize);
+    let mut w = vec![0.0; n_out * n_in];
+    for y in 0..n_out {
+        let x = source(mode, y as f64, ax)?;
+        // The taps nearest to x, ties toward lower indices: an exact integer x sits at the
+        // right of the middle pair.
+        let base = if x == x.floor() {
+            x as i64 - 1
+        } else {
+            x.floor() as i64
+        };
+        let mut row: Vec<(i64, f64)> = (0..taps)
+            .map(|k| {
+                let j = base + first + k;
+                (j, kernel(f.cubic, f.a, (j as f64 - x) * stretch))
+            })
+            .collect();
+        if f.antialias {
+            let total: f64 = row.iter().map(|(_, c)| c).sum();
+            row.iter_mut().for_each(|(_, c)| *c /= total);
+        }
+        if f.exclude_outside {
+            row.iter_mut()
+                .filter(|(j, _)| *j < 0 || *j >= ax.input)
+                .for_each(|(_, c)| *c = 0.0);
+            let total: f64 = row.iter().map(|(_, c)| c).sum();
+            if total != 0.0 {
+                row.iter_mut().for_each(|(_, c)| *c /= total);
+            }
+        }
+        for (j, c) in row {
+            let j = j.clamp(0, ax.input - 1) as usize;
+            w[y * n_in + j] += c;
+        }
+    }
+    Ok(w)
+}
+
+/// Applies `out × in` weights along `axis` of the float tensor `t`.
+fn apply_weights(t: &Tensor, axis: usize, w: &[f64], ax: &Axis) -> Result<Tensor, RefError> {
+    let m = Tensor::f_from_slice(w)?
+        .f_reshape([ax.output, ax.input])?
+        .f_to_kind(t.kind())?;
+    let last = t.dim() as i64 - 1;
+    let moved = t.f_movedim([axis as i64], [last])?;
+    Ok(moved
+        .f_matmul(&m.f_transpose(0, 1)?)?
+        .f_movedim([last], [axis as i64])?)
+}
+
+/// Runs `Resize`.
+pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
+    let x = a.x(0)?;
+    let size = x.size();
+    let rank = size.len();
+    let axes: Vec<usize> = match a.ints("axes") {
+        Some(v) => v
+            .iter()
+            .map(|d| norm_axis(*d, rank))
+            .collect::<Result<_, _>>()?,
+        None => (0..rank).collect(),
+    };
+    let scales = a.float_values(2)?.filter(|s| !s.is_empty());
+    let sizes = a.int_values(3)?.filter(|s| !s.is_empty());
+    let mut plan: Vec<Axis> = Vec::with_capacity(axes.len());
+    match (scales, sizes) {
+        (Some(scales), None) if scales.len() == axes.len() => {
+            for (d, s) in axes.iter().zip(scales) {
+                let output = (size[*d] as f64 * s).floor() as i64;
+                plan.push(Axis {
+                    input: size[*d],
+                    output,
+                    scale: s,
+                });
+            }
+        }
+        (None, Some(sizes)) if sizes.len() == axes.len() => {
+            let ratios: Vec<f64> = axes
+                .iter()
+                .zip(&sizes)
+                .map(|(d, s)| *s as f64 / size[*d] as f64)
+                .collect();
+            let policy = a.string("keep_aspect_ratio_policy", "stretch");
+            let common = match policy.as_str() {
+                "stretch" => None,
+                "not_larger" => ratios.iter().copied().reduce(f64::min),
+                "not_smaller" => ratios.iter().copied().reduce(f64::max),
+                other => return Err(a.fail(format!("keep_aspect_ratio_policy {other}"))),
+            };
+            for (i, d) in axes.iter().enumerate() {
+                let (output, scale) = match common {
+                    None => (sizes[i], ratios[i]),
+                    Some(s) => ((s * size[*d] as f64 + 0.5).floor() as i64, s),
+                };
+                plan.push(Axis {
+                    input: size[*d],
+                    output,
+                    scale,
+                });
+            }
+        }
+        _ => return Err(a.fail("exactly one of scales and sizes, one entry per axis")),
+    }
+    let mode = a.string("mode", "nearest");
+    let coords = a.string("coordinate_transformation_mode", "half_pixel");
+    let float = x.is_floating_point();
+    let mut y = if mode == "nearest" || float {
+        x.shallow_clone()
+    } else {
+        x.f_to_kind(Kind::Double)?
+    };
+    for (axis, ax) in axes.iter().zip(&plan) {
+        if ax.output == ax.input && ax.scale == 1.0 {
+            continue;
+        }
+        if ax.output < 1 || ax.input < 1 {
+            return Err(a.fail("an empty resized axis"));
+        }
+        y = match mode.as_str() {
+            "nearest" => {
+                let rounding = a.string("nearest_mode", "round_prefer_floor");
+                let idx = (0..ax.output)
+                    .map(|o| {
+                        let src = source(&coords, o as f64, ax)?;
+                        Ok(nearest(&rounding, src)?.clamp(0, ax.input - 1))
+                    })
+                    .collect::<Result<Vec<i64>, String>>()
+                    .map_err(|e| a.unsupported(e))?;
+                y.f_index_select(*axis as i64, &Tensor::f_from_slice(&idx)?)?
+            }
+            "linear" | "cubic" => {
+                let filter = Filter {
+                    cubic: mode == "cubic",
+                    a: a.float("cubic_coeff_a", -0.75),
+                    antialias: a.int("antialias", 0) != 0,
+                    exclude_outside: a.int("exclude_outside", 0) != 0,
+                };
+                let w = weights(&filter, &coords, ax).map_err(|e| a.unsupported(e))?;
+                apply_weights(&y, *axis, &w, ax)?
+            }
+            other => return Err(a.unsupported(format!("mode {other}"))),
+        };
+    }
+    if mode != "nearest" && !float {
+        // Round half to even and saturate, then the final wrap converts the kind.
+        let (lo, hi) = int_range(a.out0());
+        y = y.f_round()?.f_clamp(lo, hi)?;
+    }
+    Ok(vec![y])
+}
+
+/// The value range of an integer dtype, as `f64`.
+fn int_range(dtype: crate::ir::DType) -> (f64, f64) {
+    use crate::ir::DType as D;
+    match dtype {
+        D::I8 => (i8::MIN as f64, i8::MAX as f64),
+        D::I16 => (i16::MIN as f64, i16::MAX as f64),
+        D::I32 => (i32::MIN as f64, i32::MAX as f64),
+        D::U8 => (0.0, u8::MAX as f64),
+        D::U16 => (0.0, u16::MAX as f64),
+        D::U32 => (0.0, u32::MAX as f64),
+        D::U64 => (0.0, u64::MAX as f64),
+        D::Bool => (0.0, 1.0),
+        _ => (i64::MIN as f64, i64::MAX as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::*;
+    use crate::ir::DType;
+    use crate::ops::AttrValue;
+    use tch::Tensor;
+
+    fn resize(x: &Tensor, attrs: &[(&str, AttrValue<i64>)], scale: f32) -> Vec<f64> {
+        let scales = Some(Tensor::from_slice(&[scale]));
+        values(&run1(
+            "Resize",
+            attrs,
+            vec![Some(x.shallow_clone()), None, scales],
+            DType::F32,
+        ))
+    }
+
+    fn s(v: &str) -> AttrValue<i64> {
+        AttrValue::Str(v.into())
+    }
+
+    #[test]
+    fn nearest_rounding_modes_on_half_pixel_ties() {
+        // Upsampling 2 -> 4 (scale 2), half_pixel: sources -0.25, 0.25, 0.75, 1.25.
+        let x = f32s(&[10.0, 20.0], &[2]);
+        let floor = resize(&x, &[("nearest_mode", s("floor"))], 2.0);
+        assert_eq!(floor, vec![10.0, 10.0, 10.0, 20.0]);
+        // asymmetric 2 -> 5 (scale 2.5): sources 0, 0.4, 0.8, 1.2, 1.6.
+        let pf = resize(
+            &x,
+            &[("coordinate_transformation_mode", s("asymmetric"))],
+            2.5,
+        );
+        assert_eq!(pf, vec![10.0, 10.0, 20.0, 20.0, 20.0]);
+        // Ties at .5: asymmetric 2 -> 4 (scale 2) gives sources 0, 0.5, 1, 1.5.
+        let attrs = |m: &str| {
+            vec![
+                ("coordinate_transformation_mode", s("asymmetric")),
+                ("nearest_mode", s(m)),
+            ]
+        };
+        assert_eq!(
+            resize(&x, &attrs("round_prefer_floor"), 2.0),
+            vec![10.0, 10.0, 20.0, 20.0]
+        );
+        assert_eq!(
+            resize(&x, &attrs("round_prefer_ceil"), 2.0),
+            vec![10.0, 20.0, 20.0, 20.0]
+        );
+        assert_eq!(
+            resize(&x, &attrs("ceil"), 2.0),
+            vec![10.0, 20.0, 20.0, 20.0]
+        );
+    }
+
+    #[test]
+    fn linear_modes_and_edges() {
+        let x = f32s(&[0.0, 4.0], &[2]);
+        // half_pixel 2 -> 4: sources -0.25 (edge), 0.25, 0.75, 1.25 (edge).
+        assert_eq!(
+            resize(&x, &[("mode", s("linear"))], 2.0),
+            vec![0.0, 1.0, 3.0, 4.0]
+        );
+        let ac = [
+            ("mode", s("linear")),
+            ("coordinate_transformation_mode", s("align_corners")),
+        ];
+        // 2 -> 3: sources 0, 0.5, 1.
+        assert_eq!(resize(&x, &ac, 1.5), vec![0.0, 2.0, 4.0]);
+    }
+
+    #[test]
+    fn cubic_weights_follow_keys_with_coefficient_a() {
+        // asymmetric, scale 2 on [0, 0, 8, 0, 0]: output 3 samples x = 1.5, between 0 and 8.
+        let x = f32s(&[0.0, 0.0, 8.0, 0.0, 0.0], &[5]);
+        let attrs = [
+            ("mode", s("cubic")),
+            ("coordinate_transformation_mode", s("asymmetric")),
+            ("cubic_coeff_a", AttrValue::Float(-0.5)),
+        ];
+        let y = resize(&x, &attrs, 2.0);
+        // At x = 1.5 the taps 0..3 sit at distances 1.5, 0.5, 0.5, 1.5; tap 2 holds 8 with
+        // weight W(0.5) = (a + 2) / 8 - (a + 3) / 4 + 1 = 0.5625 for a = -0.5.
+        assert!((y[3] - 8.0 * 0.5625).abs() < 1e-6, "{y:?}");
+        assert_eq!(y[4], 8.0);
+    }
+
+    #[test]
+    fn sizes_and_axes_and_integer_rounding() {
+        let x = Tensor::from_slice(&[0u8, 3]).reshape([1, 2]);
+        let y = run1(
+            "Resize",
+            &[("mode", s("linear")), ("axes", AttrValue::Ints(vec![-1]))],
+            vec![Some(x), None, None, Some(i64s(&[4], &[1]))],
+            DType::U8,
+        );
+        assert_eq!(y.size(), vec![1, 4]);
+        // Sources -0.25, 0.25, 0.75, 1.25: 0, 0.75 -> 1, 2.25 -> 2, 3.
+        assert_eq!(values(&y), vec![0.0, 1.0, 2.0, 3.0]);
+    }
+}
