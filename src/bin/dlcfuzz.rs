@@ -10,6 +10,7 @@ use dlcfuzz::campaign::{self, finding, CampaignOptions};
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::oracle::Verdict;
+use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
@@ -106,6 +107,22 @@ enum Bench {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Numeric validity: gradient-guided value search vs plain sampling on the same graphs,
+    /// each checked afterwards on ORT (untimed).
+    Values {
+        /// Operator nodes per model.
+        #[arg(long, default_value_t = 10)]
+        nodes: usize,
+        /// Number of models.
+        #[arg(long, default_value_t = 300)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Search budget per model, in milliseconds.
+        #[arg(long, default_value_t = 20)]
+        budget_ms: u64,
+    },
 }
 
 fn ort_backend(name: &str) -> Result<OrtCpu> {
@@ -113,6 +130,55 @@ fn ort_backend(name: &str) -> Result<OrtCpu> {
         bail!("unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU)");
     }
     OrtCpu::new().map_err(anyhow::Error::msg)
+}
+
+/// Counts of a value-search benchmark.
+#[derive(Default)]
+struct ValueTally {
+    valid: usize,
+    initially_valid: usize,
+    ort_finite: usize,
+    searched: usize,
+    searched_valid: usize,
+    ms_total: f64,
+    ms_searched: f64,
+    still_failing: std::collections::BTreeMap<String, usize>,
+}
+
+impl ValueTally {
+    fn add(&mut self, outcome: &SearchOutcome, ort_finite: bool) {
+        let ms = outcome.elapsed.as_secs_f64() * 1e3;
+        self.ms_total += ms;
+        self.valid += usize::from(outcome.valid);
+        self.ort_finite += usize::from(ort_finite);
+        if outcome.initially_valid {
+            self.initially_valid += 1;
+        } else {
+            self.searched += 1;
+            self.searched_valid += usize::from(outcome.valid);
+            self.ms_searched += ms;
+            if !outcome.valid {
+                let op = outcome.error.as_ref().map_or_else(
+                    || outcome.failing_op.clone().unwrap_or_default(),
+                    |e| format!("error: {}", e.chars().take(80).collect::<String>()),
+                );
+                *self.still_failing.entry(op).or_default() += 1;
+            }
+        }
+    }
+
+    fn summary(&self, count: usize) -> serde_json::Value {
+        let n = count.max(1) as f64;
+        serde_json::json!({
+            "valid_fraction": self.valid as f64 / n,
+            "ort_finite_fraction": self.ort_finite as f64 / n,
+            "initially_valid_fraction": self.initially_valid as f64 / n,
+            "success_when_searched": self.searched_valid as f64 / self.searched.max(1) as f64,
+            "mean_ms": self.ms_total / n,
+            "mean_ms_when_searched": self.ms_searched / self.searched.max(1) as f64,
+            "still_failing_ops": self.still_failing,
+        })
+    }
 }
 
 /// CPU time of the calling thread in seconds (excludes time the host steals from this VM,
@@ -323,6 +389,50 @@ fn main() -> Result<()> {
                     "valid_fraction": valid as f64 / count.max(1) as f64,
                 })
             );
+        }
+        Command::Bench {
+            what:
+                Bench::Values {
+                    nodes,
+                    count,
+                    seed,
+                    budget_ms,
+                },
+        } => {
+            let backend = ort_backend("ort")?;
+            let menu = Capabilities::load_or_probe(&backend).menu();
+            let config = SearchConfig {
+                budget: Duration::from_millis(budget_ms),
+                seed,
+            };
+            let mut next = random_inputs(seed, nodes);
+            let cases: Vec<TestCase> = (0..count)
+                .map(|_| TestCase::decode(&next(), &menu, &Limits::exact(nodes)))
+                .collect();
+            let mut report = serde_json::Map::new();
+            for (method, search) in [
+                ("gradient", gradient_search as fn(&mut TestCase, &SearchConfig) -> _),
+                ("sampling", sample_search),
+            ] {
+                let mut tally = ValueTally::default();
+                for case in &cases {
+                    let mut case = case.clone();
+                    let outcome = search(&mut case, &config);
+                    let model = emit(&case);
+                    let finite = backend
+                        .run(&model, &Harness::inputs(&case, &model), 0)
+                        .is_ok_and(|outs| {
+                            outs.iter()
+                                .all(|t| t.data.to_f64_vec().iter().all(|v| v.is_finite()))
+                        });
+                    tally.add(&outcome, finite);
+                }
+                report.insert(method.into(), tally.summary(count));
+            }
+            report.insert("nodes".into(), nodes.into());
+            report.insert("models".into(), count.into());
+            report.insert("budget_ms".into(), budget_ms.into());
+            println!("{}", serde_json::Value::Object(report));
         }
     }
     Ok(())

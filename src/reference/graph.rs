@@ -5,6 +5,7 @@
 use super::{apply_typed, convert, RefError};
 use crate::emit::onnx::{node_parts, OnnxModel};
 use crate::gen::TestCase;
+use crate::ir::graph::OpNode;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;
@@ -21,28 +22,8 @@ pub fn evaluate(
         let node = graph.node(n);
         match &node.kind {
             NodeKind::Op(op) => {
-                let parts = node_parts(op);
-                let data = graph.inputs_of(n);
-                let mut inputs: Vec<Option<tch::Tensor>> = Vec::with_capacity(data.len());
-                let mut dtypes: Vec<Option<DType>> = Vec::with_capacity(data.len());
-                for v in &data {
-                    let t = values
-                        .get(v)
-                        .ok_or_else(|| RefError::Failed(format!("{v:?} used before computed")))?;
-                    inputs.push(Some(t.shallow_clone()));
-                    dtypes.push(Some(graph.ty(*v).dtype));
-                }
-                for c in &parts.consts {
-                    dtypes.push(c.as_ref().map(|t| t.data.dtype()));
-                    inputs.push(c.as_ref().map(convert::to_tch));
-                }
-                let out_dtypes: Vec<DType> = node.outputs.iter().map(|t| t.dtype).collect();
-                let outs = apply_typed(parts.op_type, parts.attrs, &inputs, &dtypes, &out_dtypes)
-                    .map_err(|e| match e {
-                    RefError::Failed(m) => RefError::Failed(format!("node {}: {m}", n.index())),
-                    other => other,
-                })?;
-                for (output, t) in outs.into_iter().enumerate() {
+                let inputs = node_inputs(graph, n, op, &values)?;
+                for (output, t) in apply_node(n, op, &inputs)?.into_iter().enumerate() {
                     values.insert(ValueRef { node: n, output }, t);
                 }
             }
@@ -55,6 +36,65 @@ pub fn evaluate(
         }
     }
     Ok(values)
+}
+
+/// The inputs of op node `n` in ONNX order: its data inputs (from `values`) and then its
+/// constant operands, built exactly as the emitter builds them; each with its dtype.
+pub fn node_inputs(
+    graph: &Graph,
+    n: NodeIndex,
+    op: &OpNode,
+    values: &BTreeMap<ValueRef, tch::Tensor>,
+) -> Result<NodeInputs, RefError> {
+    let parts = node_parts(op);
+    let data = graph.inputs_of(n);
+    let mut inputs = NodeInputs {
+        tensors: Vec::with_capacity(data.len() + parts.consts.len()),
+        dtypes: Vec::with_capacity(data.len() + parts.consts.len()),
+        output_dtypes: graph.node(n).outputs.iter().map(|t| t.dtype).collect(),
+    };
+    for v in &data {
+        let t = values
+            .get(v)
+            .ok_or_else(|| RefError::Failed(format!("{v:?} used before computed")))?;
+        inputs.tensors.push(Some(t.shallow_clone()));
+        inputs.dtypes.push(Some(graph.ty(*v).dtype));
+    }
+    for c in &parts.consts {
+        inputs.dtypes.push(c.as_ref().map(|t| t.data.dtype()));
+        inputs.tensors.push(c.as_ref().map(convert::to_tch));
+    }
+    Ok(inputs)
+}
+
+/// The inputs of one op node, as [`node_inputs`] assembles them.
+pub struct NodeInputs {
+    /// Data inputs then constant operands (`None` for an absent optional one).
+    pub tensors: Vec<Option<tch::Tensor>>,
+    /// The dtype of each present input.
+    pub dtypes: Vec<Option<DType>>,
+    /// The node's output dtypes.
+    pub output_dtypes: Vec<DType>,
+}
+
+/// Runs op node `n` on its assembled inputs.
+pub fn apply_node(
+    n: NodeIndex,
+    op: &OpNode,
+    inputs: &NodeInputs,
+) -> Result<Vec<tch::Tensor>, RefError> {
+    let parts = node_parts(op);
+    apply_typed(
+        parts.op_type,
+        parts.attrs,
+        &inputs.tensors,
+        &inputs.dtypes,
+        &inputs.output_dtypes,
+    )
+    .map_err(|e| match e {
+        RefError::Failed(m) => RefError::Failed(format!("node {}: {m}", n.index())),
+        other => other,
+    })
 }
 
 /// The reference backend: runs a generated test case on libtorch eager with ONNX semantics.

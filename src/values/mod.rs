@@ -1,5 +1,10 @@
-//! Input and weight values. This issue samples them from a seeded RNG in safe ranges; the
-//! gradient-guided search of NNSmith plugs in here later.
+//! Input and weight values: seeded sampling in safe ranges ([`sample_tensor`]), then
+//! NNSmith's gradient-guided search ([`search`]) on the libtorch reference so that no operator
+//! produces NaN or Inf.
+
+pub mod forward;
+pub mod loss;
+pub mod search;
 
 use crate::ir::{Buffer, DType, Tensor, TensorType};
 use crate::ops::ValueDomain;
