@@ -112,6 +112,33 @@ mod tests {
     }
 
     #[test]
+    fn float32_graphs_stay_on_the_autograd_tape() {
+        // Every op of a float32-only graph keeps its outputs differentiable in the leaves.
+        let f32_only: std::collections::BTreeSet<DType> = [DType::F32].into_iter().collect();
+        let menu = Menu::everything().swarm(u128::MAX, &f32_only);
+        for seed in 0..30u8 {
+            let bytes: Vec<u8> = (0..700u32)
+                .map(|i| (i.wrapping_mul(97) ^ u32::from(seed) * 6151) as u8)
+                .collect();
+            let case = TestCase::decode(&bytes, &menu, &Limits::exact(5));
+            let leaves: BTreeMap<NodeIndex, tch::Tensor> = case
+                .values
+                .iter()
+                .map(|(n, t)| (*n, convert::to_tch(t).set_requires_grad(true)))
+                .collect();
+            let values = evaluate(&case.graph, &leaves).unwrap();
+            let mut total = tch::Tensor::from(0.0f32);
+            for v in case.graph.outputs() {
+                let t = &values[&v];
+                assert!(t.requires_grad(), "seed {seed}: {v:?} is off the tape");
+                total = total + t.f_sum(tch::Kind::Float).unwrap();
+            }
+            total.f_backward().unwrap();
+            assert!(leaves.values().any(|l| l.grad().defined()), "seed {seed}");
+        }
+    }
+
+    #[test]
     fn gradients_flow_from_outputs_to_float_leaves() {
         let t = crate::ir::TensorType::new(DType::F32, vec![3]);
         let mut g = Graph::new();
