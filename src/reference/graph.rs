@@ -96,7 +96,7 @@ mod tests {
         let mut ran = 0;
         for seed in 0..40u8 {
             let bytes: Vec<u8> = (0..600u32)
-                .map(|i| (i.wrapping_mul(131) ^ u32::from(seed) * 7919) as u8)
+                .map(|i| (i.wrapping_mul(131) ^ (u32::from(seed) * 7919)) as u8)
                 .collect();
             let case = TestCase::decode(&bytes, &menu, &Limits::exact(4));
             let model = emit(&case);
@@ -118,7 +118,7 @@ mod tests {
         let menu = Menu::everything().swarm(u128::MAX, &f32_only);
         for seed in 0..30u8 {
             let bytes: Vec<u8> = (0..700u32)
-                .map(|i| (i.wrapping_mul(97) ^ u32::from(seed) * 6151) as u8)
+                .map(|i| (i.wrapping_mul(97) ^ (u32::from(seed) * 6151)) as u8)
                 .collect();
             let case = TestCase::decode(&bytes, &menu, &Limits::exact(5));
             let leaves: BTreeMap<NodeIndex, tch::Tensor> = case
@@ -131,7 +131,7 @@ mod tests {
             for v in case.graph.outputs() {
                 let t = &values[&v];
                 assert!(t.requires_grad(), "seed {seed}: {v:?} is off the tape");
-                total = total + t.f_sum(tch::Kind::Float).unwrap();
+                total += t.f_sum(tch::Kind::Float).unwrap();
             }
             total.f_backward().unwrap();
             assert!(leaves.values().any(|l| l.grad().defined()), "seed {seed}");
