@@ -32,6 +32,16 @@ for f in "$deps/z3/lib/libz3.so" "$deps/onnxruntime/capi/libonnxruntime.so.1.31.
   [ -e "$f" ] || { log "missing $f after pip install"; exit 1; }
 done
 
+# libtorch for the reference (tch 0.26 links torch 2.13.0): a slim pip install, without the
+# CUDA libraries the full wheel pulls in; .cargo/config.toml points LIBTORCH at it.
+torch_deps="$root/.deps/torch"
+if [ ! -e "$torch_deps/torch/lib/libtorch_cpu.so" ]; then
+  log "installing libtorch (torch==2.13.0, slim) into .deps/torch"
+  python3 -m pip install --disable-pip-version-check --quiet --no-deps --target "$torch_deps" \
+    torch==2.13.0 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cupti==13.0.85
+fi
+[ -e "$torch_deps/torch/lib/libtorch_cpu.so" ] || { log "missing libtorch after pip install"; exit 1; }
+
 # C toolchain for cc/bindgen-based crates.
 if ! command -v cc >/dev/null 2>&1; then
   log "installing build-essential"

@@ -1,4 +1,5 @@
-//! The `dlcfuzz` command line: generate models, fuzz a backend, replay findings, benchmark.
+//! The `dlcfuzz` command line: generate models, fuzz a backend, replay findings, check the
+//! reference, benchmark.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -85,6 +86,13 @@ enum Command {
         /// Backend (only `ort` so far).
         #[arg(long, default_value = "ort")]
         backend: String,
+    },
+    /// Check the libtorch reference against the ONNX backend test models (with expected
+    /// outputs) that the pip `onnx` package ships; prints one line per model and the pass rate.
+    ReferenceCheck {
+        /// The `onnx/backend/test/data` folder (default: the one under .deps/py).
+        #[arg(long)]
+        data: Option<PathBuf>,
     },
     /// Benchmarks.
     Bench {
@@ -350,6 +358,19 @@ fn main() -> Result<()> {
                 "{}",
                 serde_json::json!({ "backend": b.version(), "supported": caps.supported.len(), "unsupported": caps.unsupported.len(), "broken": caps.broken.len(), "ops": caps.table().len() })
             );
+        }
+        Command::ReferenceCheck { data } => {
+            use dlcfuzz::reference::onnx_models;
+            let data = data.unwrap_or_else(onnx_models::default_data_dir);
+            if !data.is_dir() {
+                bail!(
+                    "no ONNX backend test data at {} (run scripts/setup.sh)",
+                    data.display()
+                );
+            }
+            let reports = onnx_models::check_all(&data);
+            print!("{}", onnx_models::table(&reports));
+            println!("reference: {}", dlcfuzz::reference::version());
         }
         Command::Bench {
             what: Bench::Gen { nodes, count, seed },

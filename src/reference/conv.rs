@@ -54,7 +54,7 @@ impl Window {
             return Err(a.fail("kernel rank differs from the spatial rank"));
         }
         let effective: Vec<i64> = (0..n).map(|i| dilations[i] * (kernel[i] - 1) + 1).collect();
-        let (mut begin, mut end) = match a.string("auto_pad", "NOTSET").as_str() {
+        let (begin, mut end) = match a.string("auto_pad", "NOTSET").as_str() {
             "NOTSET" => {
                 let pads = a.ints("pads").unwrap_or_else(|| vec![0; 2 * n]);
                 if pads.len() != 2 * n {
@@ -94,7 +94,6 @@ impl Window {
                 end[i] += extra[i];
             }
         }
-        begin.shrink_to_fit();
         Ok(Window {
             kernel,
             strides,
@@ -141,8 +140,8 @@ fn spatial(x: &Tensor) -> Vec<i64> {
     x.size()[2..].to_vec()
 }
 
-/// A `[1, 1, spatial...]` float mask: 1 inside the first `inner` elements of each dim (after
-/// `skip` leading ones), padded to the full padded extent with zeros.
+/// A `[1, 1, sizes...]` block of ones of `kind`, padded with `lead` zeros before and `trail`
+/// zeros after each spatial dim.
 fn region_mask(sizes: &[i64], lead: &[i64], trail: &[i64], kind: Kind) -> Result<Tensor, RefError> {
     let mut shape = vec![1, 1];
     shape.extend_from_slice(sizes);

@@ -136,7 +136,7 @@ mod tests {
         let mut ran = 0;
         for seed in 0..40u8 {
             let bytes: Vec<u8> = (0..600u32)
-                .map(|i| (i.wrapping_mul(131) ^ u32::from(seed) * 7919) as u8)
+                .map(|i| (i.wrapping_mul(131) ^ (u32::from(seed) * 7919)) as u8)
                 .collect();
             let case = TestCase::decode(&bytes, &menu, &Limits::exact(4));
             let model = emit(&case);
@@ -149,6 +149,33 @@ mod tests {
             ran += 1;
         }
         assert_eq!(ran, 40);
+    }
+
+    #[test]
+    fn float32_graphs_stay_on_the_autograd_tape() {
+        // Every op of a float32-only graph keeps its outputs differentiable in the leaves.
+        let f32_only: std::collections::BTreeSet<DType> = [DType::F32].into_iter().collect();
+        let menu = Menu::everything().swarm(u128::MAX, &f32_only);
+        for seed in 0..30u8 {
+            let bytes: Vec<u8> = (0..700u32)
+                .map(|i| (i.wrapping_mul(97) ^ (u32::from(seed) * 6151)) as u8)
+                .collect();
+            let case = TestCase::decode(&bytes, &menu, &Limits::exact(5));
+            let leaves: BTreeMap<NodeIndex, tch::Tensor> = case
+                .values
+                .iter()
+                .map(|(n, t)| (*n, convert::to_tch(t).set_requires_grad(true)))
+                .collect();
+            let values = evaluate(&case.graph, &leaves).unwrap();
+            let mut total = tch::Tensor::from(0.0f32);
+            for v in case.graph.outputs() {
+                let t = &values[&v];
+                assert!(t.requires_grad(), "seed {seed}: {v:?} is off the tape");
+                total += t.f_sum(tch::Kind::Float).unwrap();
+            }
+            total.f_backward().unwrap();
+            assert!(leaves.values().any(|l| l.grad().defined()), "seed {seed}");
+        }
     }
 
     #[test]

@@ -21,9 +21,11 @@ pub(super) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     (0..rank)
         .map(|i| {
             let dim = |s: &[i64]| {
-                (i + s.len() >= rank)
-                    .then(|| s[i + s.len() - rank])
-                    .unwrap_or(1)
+                if i + s.len() >= rank {
+                    s[i + s.len() - rank]
+                } else {
+                    1
+                }
             };
             match (dim(a), dim(b)) {
                 (x, y) if x == y || y == 1 => Some(x),

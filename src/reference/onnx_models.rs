@@ -391,7 +391,7 @@ fn attributes(node: &pb::NodeProto) -> Vec<(String, AttrValue<i64>)> {
     node.attribute
         .iter()
         .filter_map(|a| {
-            let v = match T::try_from(a.r#type()).ok()? {
+            let v = match a.r#type() {
                 T::Int => AttrValue::Int(a.i()),
                 T::Ints => AttrValue::Ints(a.ints.clone()),
                 T::Float => AttrValue::Float(a.f()),

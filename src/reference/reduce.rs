@@ -87,8 +87,7 @@ fn reduce(a: &Args) -> Result<Tensor, RefError> {
         }
         "ReduceMean" => {
             let s = sum(x, &axes, keep, dtype)?;
-            let n = Tensor::f_from_slice(&[count])?.f_to_kind(s.kind())?;
-            numeric::int_div(&s, &n, dtype)?
+            numeric::int_div(&s, &s.f_full_like(count)?, dtype)?
         }
         "ReduceMax" | "ReduceMin" if axes.is_empty() => x.shallow_clone(),
         "ReduceMax" => order(&order(x)?.f_amax(axes.as_slice(), keep)?)?,
@@ -216,7 +215,14 @@ mod tests {
     }
 
     #[test]
-    fn integer_mean_truncates() {
+    fn integer_mean_truncates_and_keeps_the_reduced_shape() {
+        let all = run1(
+            "ReduceMean",
+            &[("keepdims", AttrValue::Int(0))],
+            vec![Some(i64s(&[-7, 0, 1, 2], &[2, 2]))],
+            DType::I64,
+        );
+        assert_eq!((all.size(), values(&all)), (vec![], vec![-1.0]));
         let x = i64s(&[-7, 0, 1, 2], &[2, 2]);
         let m = run1(
             "ReduceMean",
