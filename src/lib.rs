@@ -14,6 +14,7 @@ pub mod ir;
 pub mod ops;
 pub mod oracle;
 pub mod paths;
+pub mod targets;
 pub mod values;
 
 pub use gen::{Config, Recipe, TestCase};

@@ -2,20 +2,6 @@
 //! optimization level; a crash or inconsistency panics so libFuzzer saves the input.
 #![no_main]
 
-use dlcfuzz::campaign::harness::Harness;
-use dlcfuzz::gen::Limits;
-use dlcfuzz::oracle::Verdict;
-use std::sync::OnceLock;
-
-fn harness() -> &'static Harness {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    HARNESS.get_or_init(|| {
-        Harness::ort_cpu(Limits::default()).unwrap_or_else(|e| panic!("ort_cpu setup: {e}"))
-    })
-}
-
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    if let Verdict::Found(f) = harness().test(data).verdict {
-        panic!("{}\n{}", f.signature, f.detail);
-    }
+    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::ort_cpu(data));
 });

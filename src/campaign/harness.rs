@@ -2,6 +2,7 @@
 
 use crate::backend::capability::Capabilities;
 use crate::backend::ort::OrtCpu;
+use crate::backend::tract::Tract;
 use crate::backend::Backend;
 use crate::emit::onnx::{emit, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
@@ -29,15 +30,31 @@ pub struct TestRun {
 }
 
 impl Harness {
+    /// `backend` with its cached (or freshly probed) capabilities.
+    pub fn probed(backend: Box<dyn Backend>, limits: Limits) -> Harness {
+        let caps = Capabilities::load_or_probe(backend.as_ref());
+        Harness {
+            menu: caps.menu(),
+            backend,
+            limits,
+        }
+    }
+
     /// ONNX Runtime CPU with its cached (or freshly probed) capabilities.
     pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
-        let backend = OrtCpu::new()?;
-        let caps = Capabilities::load_or_probe(&backend);
-        Ok(Harness {
-            menu: caps.menu(),
-            backend: Box::new(backend),
-            limits,
-        })
+        Ok(Self::probed(Box::new(OrtCpu::new()?), limits))
+    }
+
+    /// tract with its cached (or freshly probed) capabilities; tract's panics become crash
+    /// findings.
+    pub fn tract(limits: Limits) -> Harness {
+        Self::probed(Box::new(Tract::new()), limits)
+    }
+
+    /// The same harness testing `backend` instead (which must share the probed backend's
+    /// capabilities, e.g. tract with panics propagating).
+    pub fn with_backend(self, backend: Box<dyn Backend>) -> Harness {
+        Harness { backend, ..self }
     }
 
     /// The model inputs of `case`, in model order.

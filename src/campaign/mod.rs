@@ -51,8 +51,9 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Records one verdict.
-    pub fn record(&mut self, verdict: &Verdict, nodes: usize) {
+    /// Records one verdict; `reference_level` names the backend's unoptimized level (a finding
+    /// there means the model did not run validly).
+    pub fn record(&mut self, verdict: &Verdict, nodes: usize, reference_level: &str) {
         self.tests += 1;
         self.nodes += nodes as u64;
         match verdict {
@@ -70,7 +71,7 @@ impl Stats {
                 }
             }
             Verdict::Found(f) => {
-                if f.level != "disable" {
+                if f.level != reference_level {
                     self.valid += 1;
                 }
                 self.finding_tests += 1;
@@ -142,9 +143,13 @@ pub fn fuzz(
         rng.fill(bytes.as_mut_slice());
         std::fs::write(opts.out.join(INFLIGHT), &bytes)?;
         let run = harness.test(&bytes);
-        stats.record(&run.verdict, run.case.graph.op_count());
+        stats.record(
+            &run.verdict,
+            run.case.graph.op_count(),
+            harness.backend.levels()[0],
+        );
         if let Verdict::Found(f) = &run.verdict {
-            finding::write_finding(opts.out, &bytes, &run, f, &harness.backend.version())?;
+            finding::write_finding(opts.out, &bytes, &run, f, harness.backend.as_ref())?;
         }
         stats.finish(start.elapsed());
         on_test(&stats);
