@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::backend::ort::OrtCpu;
+use dlcfuzz::backend::tract::Tract;
 use dlcfuzz::backend::Backend;
 use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::campaign::{self, CampaignOptions};
@@ -41,13 +42,16 @@ enum Command {
         /// Output folder.
         #[arg(long)]
         out: PathBuf,
-        /// Use every op spec instead of those ONNX Runtime supports.
+        /// Use every op spec instead of those the backend supports.
         #[arg(long)]
         all_ops: bool,
+        /// Backend whose capability table picks the ops (`ort` or `tract`).
+        #[arg(long, default_value = "ort")]
+        backend: String,
     },
     /// Run an in-process differential fuzz campaign.
     Fuzz {
-        /// Backend to test (only `ort` so far).
+        /// Backend to test (`ort` or `tract`).
         #[arg(long, default_value = "ort")]
         backend: String,
         /// Time budget in seconds.
@@ -70,13 +74,16 @@ enum Command {
     Replay {
         /// Finding folder (with input.bin) or input file.
         path: PathBuf,
+        /// Backend the input was found on (`ort` or `tract`).
+        #[arg(long, default_value = "ort")]
+        backend: String,
         /// Most operator nodes (must match the campaign that found it).
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
     },
     /// Show (probing if needed) the op × dtype table a backend supports.
     Capabilities {
-        /// Backend (only `ort` so far).
+        /// Backend (`ort` or `tract`).
         #[arg(long, default_value = "ort")]
         backend: String,
     },
@@ -103,11 +110,24 @@ enum Bench {
     },
 }
 
-fn ort_backend(name: &str) -> Result<OrtCpu> {
-    if name != "ort" {
-        bail!("unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU)");
-    }
-    OrtCpu::new().map_err(anyhow::Error::msg)
+/// The backend called `name`.
+fn backend(name: &str) -> Result<Box<dyn Backend>> {
+    Ok(match name {
+        "ort" => Box::new(OrtCpu::new().map_err(anyhow::Error::msg)?),
+        "tract" => Box::new(Tract::new()),
+        _ => bail!(
+            "unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU) and `tract`"
+        ),
+    })
+}
+
+/// The harness testing the backend called `name`.
+fn harness(name: &str, max_nodes: usize) -> Result<Harness> {
+    let limits = Limits {
+        min_nodes: 1,
+        max_nodes,
+    };
+    Ok(Harness::probed(backend(name)?, limits))
 }
 
 /// CPU time of the calling thread in seconds (excludes time the host steals from this VM,
@@ -160,11 +180,12 @@ fn main() -> Result<()> {
             seed,
             out,
             all_ops,
+            backend: name,
         } => {
             let menu = if all_ops {
                 Menu::everything()
             } else {
-                Capabilities::load_or_probe(&ort_backend("ort")?).menu()
+                Capabilities::load_or_probe(backend(&name)?.as_ref()).menu()
             };
             std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
             let mut next = random_inputs(seed, nodes);
@@ -190,12 +211,7 @@ fn main() -> Result<()> {
             max_nodes,
             max_tests,
         } => {
-            ort_backend(&backend)?;
-            let harness = Harness::ort_cpu(Limits {
-                min_nodes: 1,
-                max_nodes,
-            })
-            .map_err(anyhow::Error::msg)?;
+            let harness = harness(&backend, max_nodes)?;
             let bar = progress(None);
             let opts = CampaignOptions {
                 out: &out,
@@ -223,14 +239,14 @@ fn main() -> Result<()> {
             }
             println!("{}", serde_json::to_string(&stats)?);
         }
-        Command::Replay { path, max_nodes } => {
+        Command::Replay {
+            path,
+            backend,
+            max_nodes,
+        } => {
             let bytes = campaign::read_input(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            let harness = Harness::ort_cpu(Limits {
-                min_nodes: 1,
-                max_nodes,
-            })
-            .map_err(anyhow::Error::msg)?;
+            let harness = harness(&backend, max_nodes)?;
             let run = harness.test(&bytes);
             eprintln!(
                 "{} op nodes: {}",
@@ -254,9 +270,9 @@ fn main() -> Result<()> {
                 serde_json::json!({ "verdict": run.verdict, "model_matches_saved": matches_saved })
             );
         }
-        Command::Capabilities { backend } => {
-            let b = ort_backend(&backend)?;
-            let caps = Capabilities::load_or_probe(&b);
+        Command::Capabilities { backend: name } => {
+            let b = backend(&name)?;
+            let caps = Capabilities::load_or_probe(b.as_ref());
             for (op, sigs) in caps.table() {
                 println!("{op:24} {}", sigs.join(" "));
             }
@@ -274,7 +290,7 @@ fn main() -> Result<()> {
         Command::Bench {
             what: Bench::Gen { nodes, count, seed },
         } => {
-            let backend = ort_backend("ort")?;
+            let backend = OrtCpu::new().map_err(anyhow::Error::msg)?;
             let menu = Capabilities::load_or_probe(&backend).menu();
             let mut next = random_inputs(seed, nodes);
             let inputs: Vec<Vec<u8>> = (0..count).map(|_| next()).collect();
