@@ -16,6 +16,7 @@ pub mod ops;
 pub mod oracle;
 pub mod paths;
 pub mod reference;
+pub mod targets;
 pub mod values;
 
 pub use gen::{Config, Recipe, TestCase};

@@ -79,6 +79,8 @@ fn harness(script: Script) -> Harness {
         backend: Box::new(Scripted(script)),
         menu: Menu::everything(),
         limits: Limits::default(),
+        values: None,
+        reference: false,
     }
 }
 

@@ -1,8 +1,8 @@
 //! The reference against ONNX Runtime run unoptimized, op by op: every (op, signature, class)
 //! triple ORT supports gets a few random graphs built from a one-choice menu (as capability
 //! probing builds them); both run them and the outputs must agree within the oracle's
-//! tolerances. When ORT's output holds NaN or Inf the case is retried once with positive
-//! float values, and skipped if that does not help; cases that are non-finite only on the
+//! tolerances. When ORT's output holds NaN or Inf the case is retried once with values from
+//! the gradient value search, and skipped if that does not help; cases that are non-finite only on the
 //! reference (edges ONNX leaves undefined) are counted apart.
 //!
 //! Known ONNX Runtime 1.31.1 deviations this test sees (each a few cases):
@@ -23,12 +23,14 @@ use dlcfuzz::backend::Backend;
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::menu::{Menu, MenuEntry};
 use dlcfuzz::gen::{Limits, TestCase};
-use dlcfuzz::ir::{Buffer, NodeKind, Tensor};
+use dlcfuzz::ir::{NodeKind, Tensor};
 use dlcfuzz::ops::registry;
 use dlcfuzz::oracle::compare;
 use dlcfuzz::reference::TorchReference;
+use dlcfuzz::values::search::{gradient_search, SearchConfig};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Graphs judged per triple.
 const CASES_PER_TRIPLE: usize = 4;
@@ -40,24 +42,23 @@ const ATTEMPTS_PER_TRIPLE: usize = 24;
 struct Tally {
     agree: usize,
     disagree: usize,
-    /// ORT's output was non-finite even with positive inputs.
+    /// ORT's output was non-finite even after the value search.
     skipped: usize,
     /// Only the reference's output was non-finite.
     reference_non_finite: usize,
     examples: Vec<String>,
 }
 
-/// `case` with every float input and weight moved to `|x| + 0.25`: a second chance for
-/// graphs whose random values leave the domain of an op (Log, Sqrt, Pow).
-fn positive(case: &TestCase) -> TestCase {
+/// `case` after the gradient value search: a second chance for graphs whose random values
+/// leave the domain of an op (Log, Sqrt, Pow, Acosh, Atanh).
+fn searched(case: &TestCase) -> TestCase {
     let mut case = case.clone();
-    for t in case.values.values_mut() {
-        let dtype = t.data.dtype();
-        if dtype.is_float() {
-            let v: Vec<f64> = t.data.to_f64_vec().iter().map(|x| x.abs() + 0.25).collect();
-            t.data = Buffer::from_f64(dtype, &v);
-        }
-    }
+    let config = SearchConfig {
+        budget: Duration::from_millis(200),
+        max_steps: u32::MAX,
+        seed: case.config.value_seed,
+    };
+    gradient_search(&mut case, &config);
     case
 }
 
@@ -99,7 +100,7 @@ fn describe(case: &TestCase) -> String {
 
 /// Runs `case` on both and judges it: `None` when not judged, else the disagreement if any.
 fn judge(ort: &OrtCpu, case: TestCase, tally: &mut Tally) -> Option<Option<String>> {
-    // Weights are initializers: the model is emitted again for the positive variant.
+    // Weights are initializers: the model is emitted again for the searched variant.
     let ort_run = |case: &TestCase| {
         let model = emit(case);
         let inputs: Vec<&Tensor> = model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
@@ -108,7 +109,7 @@ fn judge(ort: &OrtCpu, case: TestCase, tally: &mut Tally) -> Option<Option<Strin
     let mut case = case;
     let mut expected = ort_run(&case)?;
     if non_finite(&expected) {
-        case = positive(&case);
+        case = searched(&case);
         match ort_run(&case) {
             Some(e) if !non_finite(&e) => expected = e,
             _ => {

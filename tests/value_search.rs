@@ -21,7 +21,11 @@ const VULNERABLE: &[&str] = &[
 fn vulnerable_menu() -> Menu {
     Menu::new(|spec, sig, _class| {
         VULNERABLE.contains(&registry()[spec].op_type())
-            && sig.inputs.iter().chain(&sig.outputs).all(|d| *d == DType::F32)
+            && sig
+                .inputs
+                .iter()
+                .chain(&sig.outputs)
+                .all(|d| *d == DType::F32)
     })
 }
 
@@ -31,6 +35,7 @@ fn gradient_search_makes_vulnerable_graphs_valid_more_often_than_sampling() {
     let ort = OrtCpu::new().expect("ONNX Runtime (run scripts/setup.sh)");
     let config = SearchConfig {
         budget: Duration::from_millis(50),
+        max_steps: u32::MAX,
         seed: 1,
     };
     let (mut invalid, mut by_gradient, mut by_sampling, mut ort_finite) = (0, 0, 0, 0);
@@ -68,7 +73,14 @@ fn gradient_search_makes_vulnerable_graphs_valid_more_often_than_sampling() {
         rate(by_sampling)
     );
     assert!(invalid >= 50, "only {invalid} graphs needed a search");
-    assert!(rate(by_gradient) >= 0.5, "gradient success {:.3}", rate(by_gradient));
-    assert!(by_gradient >= 2 * by_sampling, "gradient {by_gradient} vs sampling {by_sampling}");
+    assert!(
+        rate(by_gradient) >= 0.5,
+        "gradient success {:.3}",
+        rate(by_gradient)
+    );
+    assert!(
+        by_gradient >= 2 * by_sampling,
+        "gradient {by_gradient} vs sampling {by_sampling}"
+    );
     assert!(ort_finite as f64 >= 0.97 * by_gradient as f64);
 }

@@ -3,6 +3,8 @@
 
 pub mod capability;
 pub mod ort;
+pub mod panic;
+pub mod tract;
 
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;

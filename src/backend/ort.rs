@@ -57,6 +57,32 @@ impl OrtCpu {
         })
     }
 
+    /// Loads untrusted ONNX bytes at the `all` level and, when every declared input is a
+    /// tensor of a known dtype with a static shape of at most [`LOAD_MAX_ELEMENTS`] elements,
+    /// runs the model once on ones (zeros would make integer `Div`/`Mod` undefined, and ORT
+    /// traps on them). Errors are the model's problem, not findings; only a crash of the
+    /// process is.
+    pub fn load_only(&self, bytes: &[u8]) -> Result<(), BackendError> {
+        let mut session = self
+            .session(bytes, LEVELS.len() - 1, None)
+            .map_err(|e| backend_error(Stage::Compile, &e))?;
+        let feeds: Option<Vec<(String, Tensor)>> = session
+            .inputs()
+            .iter()
+            .map(|i| Some((i.name().to_string(), ones_input(i.dtype())?)))
+            .collect();
+        let Some(feeds) = feeds else {
+            return Ok(());
+        };
+        let run = |e: ort::Error| backend_error(Stage::Run, &e);
+        let values = feeds
+            .iter()
+            .map(|(name, t)| Ok((std::borrow::Cow::from(name.as_str()), to_ort(t)?.into())))
+            .collect::<Result<Vec<(std::borrow::Cow<str>, ort::session::SessionInputValue)>, ort::Error>>()
+            .map_err(run)?;
+        session.run(values).map(drop).map_err(run)
+    }
+
     /// Builds a session; with `logger`, the session logs at INFO level to it (ONNX Runtime
     /// reports each graph transformer's outcome at that level).
     fn session(
@@ -90,6 +116,49 @@ impl OrtCpu {
             .map_err(recover)?
             .commit_from_memory(bytes)
     }
+}
+
+/// Most elements a declared input may have for [`OrtCpu::load_only`] to run the model.
+pub const LOAD_MAX_ELEMENTS: usize = 4096;
+
+/// The dtype of an ORT element type, if dlcfuzz has it.
+fn dtype_of(ty: ort::value::TensorElementType) -> Option<crate::ir::DType> {
+    use crate::ir::DType as D;
+    use ort::value::TensorElementType as E;
+    Some(match ty {
+        E::Float16 => D::F16,
+        E::Float32 => D::F32,
+        E::Float64 => D::F64,
+        E::Int8 => D::I8,
+        E::Int16 => D::I16,
+        E::Int32 => D::I32,
+        E::Int64 => D::I64,
+        E::Uint8 => D::U8,
+        E::Uint16 => D::U16,
+        E::Uint32 => D::U32,
+        E::Uint64 => D::U64,
+        E::Bool => D::Bool,
+        _ => return None,
+    })
+}
+
+/// A tensor of ones for a declared session input, when its type is one dlcfuzz has, its
+/// shape static and its element count at most [`LOAD_MAX_ELEMENTS`].
+fn ones_input(ty: &ort::value::ValueType) -> Option<Tensor> {
+    let ort::value::ValueType::Tensor { ty, shape, .. } = ty else {
+        return None;
+    };
+    let dims: Vec<usize> = shape
+        .iter()
+        .map(|d| usize::try_from(*d).ok())
+        .collect::<Option<_>>()?;
+    dims.iter()
+        .try_fold(1usize, |n, d| n.checked_mul(*d))
+        .filter(|n| *n <= LOAD_MAX_ELEMENTS)?;
+    Some(Tensor::full(
+        &crate::ir::TensorType::new(dtype_of(*ty)?, dims),
+        1.0,
+    ))
 }
 
 /// Classifies an ORT error message and code.

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::backend::ort::OrtCpu;
+use dlcfuzz::backend::tract::Tract;
 use dlcfuzz::backend::Backend;
 use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::campaign::{self, finding, CampaignOptions};
@@ -44,13 +45,16 @@ enum Command {
         /// Output folder.
         #[arg(long)]
         out: PathBuf,
-        /// Use every op spec instead of those ONNX Runtime supports.
+        /// Use every op spec instead of those the backend supports.
         #[arg(long)]
         all_ops: bool,
+        /// Backend whose capability table picks the ops (`ort` or `tract`).
+        #[arg(long, default_value = "ort")]
+        backend: String,
     },
     /// Run an in-process differential fuzz campaign.
     Fuzz {
-        /// Backend to test (only `ort` so far).
+        /// Backend to test (`ort` or `tract`).
         #[arg(long, default_value = "ort")]
         backend: String,
         /// Time budget in seconds.
@@ -73,6 +77,9 @@ enum Command {
     Replay {
         /// Finding folder (with input.bin) or input file.
         path: PathBuf,
+        /// Backend the input was found on (`ort` or `tract`).
+        #[arg(long, default_value = "ort")]
+        backend: String,
         /// Most operator nodes (must match the campaign that found it).
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
@@ -83,7 +90,7 @@ enum Command {
     },
     /// Show (probing if needed) the op × dtype table a backend supports.
     Capabilities {
-        /// Backend (only `ort` so far).
+        /// Backend (`ort` or `tract`).
         #[arg(long, default_value = "ort")]
         backend: String,
     },
@@ -133,11 +140,24 @@ enum Bench {
     },
 }
 
-fn ort_backend(name: &str) -> Result<OrtCpu> {
-    if name != "ort" {
-        bail!("unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU)");
-    }
-    OrtCpu::new().map_err(anyhow::Error::msg)
+/// The backend called `name`.
+fn backend(name: &str) -> Result<Box<dyn Backend>> {
+    Ok(match name {
+        "ort" => Box::new(OrtCpu::new().map_err(anyhow::Error::msg)?),
+        "tract" => Box::new(Tract::new()),
+        _ => bail!(
+            "unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU) and `tract`"
+        ),
+    })
+}
+
+/// The harness testing the backend called `name`.
+fn harness(name: &str, max_nodes: usize) -> Result<Harness> {
+    let limits = Limits {
+        min_nodes: 1,
+        max_nodes,
+    };
+    Ok(Harness::probed(backend(name)?, limits))
 }
 
 /// Counts of a value-search benchmark.
@@ -239,11 +259,12 @@ fn main() -> Result<()> {
             seed,
             out,
             all_ops,
+            backend: name,
         } => {
             let menu = if all_ops {
                 Menu::everything()
             } else {
-                Capabilities::load_or_probe(&ort_backend("ort")?).menu()
+                Capabilities::load_or_probe(backend(&name)?.as_ref()).menu()
             };
             std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
             let mut next = random_inputs(seed, nodes);
@@ -269,12 +290,7 @@ fn main() -> Result<()> {
             max_nodes,
             max_tests,
         } => {
-            ort_backend(&backend)?;
-            let harness = Harness::ort_cpu(Limits {
-                min_nodes: 1,
-                max_nodes,
-            })
-            .map_err(anyhow::Error::msg)?;
+            let harness = harness(&backend, max_nodes)?;
             let bar = progress(None);
             let opts = CampaignOptions {
                 out: &out,
@@ -305,16 +321,13 @@ fn main() -> Result<()> {
         }
         Command::Replay {
             path,
+            backend,
             max_nodes,
             save,
         } => {
             let bytes = campaign::read_input(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            let harness = Harness::ort_cpu(Limits {
-                min_nodes: 1,
-                max_nodes,
-            })
-            .map_err(anyhow::Error::msg)?;
+            let harness = harness(&backend, max_nodes)?;
             let run = harness.test(&bytes);
             eprintln!(
                 "{} op nodes: {}",
@@ -334,7 +347,7 @@ fn main() -> Result<()> {
                 );
             }
             if let (Some(out), Verdict::Found(f)) = (&save, &run.verdict) {
-                let dir = finding::write_finding(out, &bytes, &run, f, &harness.backend.version())?;
+                let dir = finding::write_finding(out, &bytes, &run, f, harness.backend.as_ref())?;
                 eprintln!("finding written to {}", dir.display());
             }
             println!(
@@ -342,9 +355,9 @@ fn main() -> Result<()> {
                 serde_json::json!({ "verdict": run.verdict, "model_matches_saved": matches_saved })
             );
         }
-        Command::Capabilities { backend } => {
-            let b = ort_backend(&backend)?;
-            let caps = Capabilities::load_or_probe(&b);
+        Command::Capabilities { backend: name } => {
+            let b = backend(&name)?;
+            let caps = Capabilities::load_or_probe(b.as_ref());
             for (op, sigs) in caps.table() {
                 println!("{op:24} {}", sigs.join(" "));
             }
@@ -375,7 +388,7 @@ fn main() -> Result<()> {
         Command::Bench {
             what: Bench::Gen { nodes, count, seed },
         } => {
-            let backend = ort_backend("ort")?;
+            let backend = OrtCpu::new().map_err(anyhow::Error::msg)?;
             let menu = Capabilities::load_or_probe(&backend).menu();
             let mut next = random_inputs(seed, nodes);
             let inputs: Vec<Vec<u8>> = (0..count).map(|_| next()).collect();
@@ -420,10 +433,11 @@ fn main() -> Result<()> {
                     budget_ms,
                 },
         } => {
-            let backend = ort_backend("ort")?;
+            let backend = OrtCpu::new().map_err(anyhow::Error::msg)?;
             let menu = Capabilities::load_or_probe(&backend).menu();
             let config = SearchConfig {
                 budget: Duration::from_millis(budget_ms),
+                max_steps: u32::MAX,
                 seed,
             };
             let mut next = random_inputs(seed, nodes);
@@ -432,7 +446,10 @@ fn main() -> Result<()> {
                 .collect();
             let mut report = serde_json::Map::new();
             for (method, search) in [
-                ("gradient", gradient_search as fn(&mut TestCase, &SearchConfig) -> _),
+                (
+                    "gradient",
+                    gradient_search as fn(&mut TestCase, &SearchConfig) -> _,
+                ),
                 ("sampling", sample_search),
             ] {
                 let mut tally = ValueTally::default();

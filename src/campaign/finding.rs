@@ -2,6 +2,7 @@
 //! `report.json`.
 
 use super::harness::TestRun;
+use crate::backend::Backend;
 use crate::ir::{Tensor, TensorType};
 use crate::oracle::Finding;
 use base64::Engine;
@@ -96,13 +97,15 @@ print("outputs agree: not reproduced")
 }
 
 /// Writes a finding folder under `out` and returns its path. One folder per signature: a
-/// repeated signature only bumps its `count` file.
+/// repeated signature only bumps its `count` file. The standalone `repro.py` drives ONNX
+/// Runtime, so it is written for backends with ORT's levels; every folder replays with
+/// `dlcfuzz replay --backend <name>`.
 pub fn write_finding(
     out: &Path,
     bytes: &[u8],
     run: &TestRun,
     finding: &Finding,
-    backend: &str,
+    backend: &dyn Backend,
 ) -> std::io::Result<PathBuf> {
     let dir = out.join(format!("finding-{}", signature_id(&finding.signature)));
     let count_file = dir.join("count");
@@ -117,14 +120,20 @@ pub fn write_finding(
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("input.bin"), bytes)?;
     std::fs::write(dir.join("model.onnx"), &run.model.bytes)?;
-    std::fs::write(dir.join("repro.py"), repro_py(run, finding))?;
+    if backend.levels() == crate::backend::ort::LEVELS {
+        std::fs::write(dir.join("repro.py"), repro_py(run, finding))?;
+    }
     let report = Report {
         finding,
-        backend: backend.to_string(),
+        backend: backend.version(),
         op_types: super::harness::Harness::op_types(&run.case),
         nodes: run.case.graph.op_count(),
         input_bytes: bytes.len(),
-        replay: format!("dlcfuzz replay {}", dir.display()),
+        replay: format!(
+            "dlcfuzz replay --backend {} {}",
+            backend.name(),
+            dir.display()
+        ),
     };
     std::fs::write(
         dir.join("report.json"),

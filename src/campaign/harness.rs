@@ -1,12 +1,16 @@
-//! One differential test: bytes → test case → ONNX → backend at every level → verdict.
+//! One differential test: bytes → test case → value search → ONNX → backend at every level
+//! and the libtorch reference → verdict.
 
 use crate::backend::capability::Capabilities;
 use crate::backend::ort::OrtCpu;
+use crate::backend::tract::Tract;
 use crate::backend::Backend;
 use crate::emit::onnx::{emit, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::{NodeKind, Tensor};
 use crate::oracle::{differential, Verdict};
+use crate::reference::TorchReference;
+use crate::values::search::{gradient_search, SearchConfig};
 
 /// A backend plus the generator menu learned for it.
 pub struct Harness {
@@ -16,6 +20,10 @@ pub struct Harness {
     pub menu: Menu,
     /// Graph-size bounds.
     pub limits: Limits,
+    /// Gradient-guided value search before each test (`None`: sampled values as decoded).
+    pub values: Option<SearchConfig>,
+    /// Whether libtorch eager joins the oracle as the third side.
+    pub reference: bool,
 }
 
 /// Everything one test produced.
@@ -31,15 +39,43 @@ pub struct TestRun {
 }
 
 impl Harness {
+    /// `backend` with its cached (or freshly probed) capabilities.
+    pub fn probed(backend: Box<dyn Backend>, limits: Limits) -> Harness {
+        let caps = Capabilities::load_or_probe(backend.as_ref());
+        Harness {
+            menu: caps.menu(),
+            backend,
+            limits,
+            values: Some(SearchConfig::default()),
+            reference: true,
+        }
+    }
+
     /// ONNX Runtime CPU with its cached (or freshly probed) capabilities.
     pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
-        let backend = OrtCpu::new()?;
-        let caps = Capabilities::load_or_probe(&backend);
-        Ok(Harness {
-            menu: caps.menu(),
-            backend: Box::new(backend),
-            limits,
-        })
+        Ok(Self::probed(Box::new(OrtCpu::new()?), limits))
+    }
+
+    /// tract with its cached (or freshly probed) capabilities; tract's panics become crash
+    /// findings.
+    pub fn tract(limits: Limits) -> Harness {
+        Self::probed(Box::new(Tract::new()), limits)
+    }
+
+    /// The same harness without value search and without the reference (the backend's own
+    /// levels only).
+    pub fn without_reference(self) -> Harness {
+        Harness {
+            values: None,
+            reference: false,
+            ..self
+        }
+    }
+
+    /// The same harness testing `backend` instead (which must share the probed backend's
+    /// capabilities, e.g. tract with panics propagating).
+    pub fn with_backend(self, backend: Box<dyn Backend>) -> Harness {
+        Harness { backend, ..self }
     }
 
     /// The model inputs of `case`, in model order.
@@ -63,16 +99,25 @@ impl Harness {
         ops.join(",")
     }
 
-    /// Runs one differential test on `bytes`.
+    /// Runs one differential test on `bytes`: decode, value search, emit, reference, every
+    /// backend level, verdict.
     pub fn test(&self, bytes: &[u8]) -> TestRun {
-        let case = TestCase::decode(bytes, &self.menu, &self.limits);
+        let mut case = TestCase::decode(bytes, &self.menu, &self.limits);
+        if let Some(config) = &self.values {
+            let config = SearchConfig {
+                seed: case.config.value_seed,
+                ..*config
+            };
+            gradient_search(&mut case, &config);
+        }
         let model = emit(&case);
+        let reference = self.reference.then(|| TorchReference.judge(&case, &model));
         let mut fired = Vec::new();
         let verdict = differential(
             self.backend.as_ref(),
             &model,
             &Self::inputs(&case, &model),
-            None,
+            reference.as_ref(),
             || Self::op_types(&case),
             &mut fired,
         );

@@ -55,8 +55,16 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Records one test: its verdict, op-node count and fired optimizations.
-    pub fn record(&mut self, verdict: &Verdict, nodes: usize, fired: &[String]) {
+    /// Records one test: its verdict, op-node count and fired optimizations;
+    /// `reference_level` names the backend's unoptimized level (a finding there means the
+    /// model did not run validly).
+    pub fn record(
+        &mut self,
+        verdict: &Verdict,
+        nodes: usize,
+        fired: &[String],
+        reference_level: &str,
+    ) {
         self.tests += 1;
         for name in fired {
             *self.transformer_tests.entry(name.clone()).or_insert(0) += 1;
@@ -77,7 +85,7 @@ impl Stats {
                 }
             }
             Verdict::Found(f) => {
-                if f.level != "disable" {
+                if f.level != reference_level {
                     self.valid += 1;
                 }
                 self.finding_tests += 1;
@@ -150,9 +158,14 @@ pub fn fuzz(
         rng.fill(bytes.as_mut_slice());
         std::fs::write(opts.out.join(INFLIGHT), &bytes)?;
         let run = harness.test(&bytes);
-        stats.record(&run.verdict, run.case.graph.op_count(), &run.fired);
+        stats.record(
+            &run.verdict,
+            run.case.graph.op_count(),
+            &run.fired,
+            harness.backend.levels()[0],
+        );
         if let Verdict::Found(f) = &run.verdict {
-            finding::write_finding(opts.out, &bytes, &run, f, &harness.backend.version())?;
+            finding::write_finding(opts.out, &bytes, &run, f, harness.backend.as_ref())?;
         }
         stats.finish(start.elapsed());
         on_test(&stats);

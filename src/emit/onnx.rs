@@ -44,7 +44,8 @@ pub fn value_name(g: &Graph, v: ValueRef) -> String {
     }
 }
 
-fn value_info(name: &str, ty: &TensorType) -> pb::ValueInfoProto {
+/// A graph input or output declaration of type `ty`.
+pub fn value_info(name: &str, ty: &TensorType) -> pb::ValueInfoProto {
     let dims = ty
         .shape
         .iter()

@@ -148,6 +148,14 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// A tensor of type `ty` with every element `value`.
+    pub fn full(ty: &TensorType, value: f64) -> Tensor {
+        Tensor {
+            shape: ty.shape.clone(),
+            data: Buffer::from_f64(ty.dtype, &vec![value; ty.numel()]),
+        }
+    }
+
     /// The tensor's type.
     pub fn ty(&self) -> TensorType {
         TensorType::new(self.data.dtype(), self.shape.clone())
@@ -172,6 +180,14 @@ mod tests {
             };
             assert_eq!(back, expect, "{dtype}");
         }
+    }
+
+    #[test]
+    fn full_tensors_have_the_type_and_value() {
+        let ty = TensorType::new(DType::U16, vec![2, 3]);
+        let t = Tensor::full(&ty, 1.0);
+        assert_eq!(t.ty(), ty);
+        assert_eq!(t.data.to_f64_vec(), vec![1.0; 6]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::emit::onnx::{node_parts, OnnxModel};
 use crate::gen::TestCase;
 use crate::ir::graph::OpNode;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
+use crate::oracle::ReferenceRun;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;
 
@@ -102,14 +103,44 @@ pub fn apply_node(
 pub struct TorchReference;
 
 impl TorchReference {
-    /// The outputs of `case` in `model.outputs` order, with `model.output_types` dtypes.
-    pub fn run(&self, case: &TestCase, model: &OnnxModel) -> Result<Vec<Tensor>, RefError> {
-        let leaves: BTreeMap<NodeIndex, tch::Tensor> = case
-            .values
+    /// What the oracle needs from the reference for `case`: its outputs (in `model.outputs`
+    /// order) or why it failed, and which outputs are fragile ([`super::fragile`]).
+    pub fn judge(&self, case: &TestCase, model: &OnnxModel) -> ReferenceRun {
+        let run = || -> Result<(Vec<Tensor>, Vec<bool>), RefError> {
+            let leaves = Self::leaves(case);
+            let values = tch::no_grad(|| evaluate(&case.graph, &leaves))?;
+            let fragile = super::fragile::fragile_nodes(&case.graph, &values)?;
+            let outputs = Self::collect_outputs(&values, model)?;
+            let marks = model
+                .outputs
+                .iter()
+                .map(|(v, _)| fragile.contains(&v.node))
+                .collect();
+            Ok((outputs, marks))
+        };
+        match run() {
+            Ok((outputs, fragile)) => ReferenceRun {
+                outputs: Ok(outputs),
+                fragile,
+            },
+            Err(e) => ReferenceRun {
+                outputs: Err(e.to_string()),
+                fragile: Vec::new(),
+            },
+        }
+    }
+
+    fn leaves(case: &TestCase) -> BTreeMap<NodeIndex, tch::Tensor> {
+        case.values
             .iter()
             .map(|(n, t)| (*n, convert::to_tch(t)))
-            .collect();
-        let values = evaluate(&case.graph, &leaves)?;
+            .collect()
+    }
+
+    fn collect_outputs(
+        values: &BTreeMap<ValueRef, tch::Tensor>,
+        model: &OnnxModel,
+    ) -> Result<Vec<Tensor>, RefError> {
         model
             .outputs
             .iter()
@@ -121,6 +152,13 @@ impl TorchReference {
                 convert::from_tch(t, ty.dtype)
             })
             .collect()
+    }
+
+    /// The outputs of `case` in `model.outputs` order, with `model.output_types` dtypes.
+    pub fn run(&self, case: &TestCase, model: &OnnxModel) -> Result<Vec<Tensor>, RefError> {
+        let leaves = Self::leaves(case);
+        let values = evaluate(&case.graph, &leaves)?;
+        Self::collect_outputs(&values, model)
     }
 }
 

@@ -18,6 +18,7 @@
 mod binary;
 mod conv;
 pub mod convert;
+pub mod fragile;
 pub mod graph;
 mod layout;
 mod matmul;

@@ -36,11 +36,14 @@ pub const DECAY_EVERY: u32 = 8;
 /// Halvings after which the search gives up on the current values and restarts.
 pub const MAX_HALVINGS: u32 = 8;
 
-/// Search settings.
+/// Search settings. The step limit makes a search deterministic (a fuzz input must replay to
+/// the same values); the wall-clock budget only guards against pathological cases.
 #[derive(Clone, Copy, Debug)]
 pub struct SearchConfig {
     /// Wall-clock budget per test case.
     pub budget: Duration,
+    /// Most gradient steps (or sampling draws) per test case.
+    pub max_steps: u32,
     /// Seed of the restarts' random values.
     pub seed: u64,
 }
@@ -48,7 +51,8 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
-            budget: Duration::from_millis(20),
+            budget: Duration::from_millis(500),
+            max_steps: 64,
             seed: 0,
         }
     }
@@ -133,7 +137,7 @@ pub fn gradient_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutc
             break;
         };
         outcome.failing_op = Some(failing.op_type.to_string());
-        if start.elapsed() >= config.budget {
+        if start.elapsed() >= config.budget || outcome.steps >= config.max_steps {
             break;
         }
         let inputs: Vec<Option<&tch::Tensor>> = failing
@@ -253,7 +257,7 @@ pub fn sample_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutcom
             }
             Ok(Some(f)) => outcome.failing_op = Some(f.op_type.to_string()),
         }
-        if start.elapsed() >= config.budget {
+        if start.elapsed() >= config.budget || outcome.steps >= config.max_steps {
             break;
         }
         outcome.steps += 1;

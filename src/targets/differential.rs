@@ -1,0 +1,49 @@
+//! The differential targets: one lazily built harness per target, one test per input.
+
+use crate::backend::tract::Tract;
+use crate::campaign::harness::Harness;
+use crate::gen::Limits;
+use crate::oracle::Verdict;
+use std::sync::OnceLock;
+
+/// The harness in `cell`, built by `make` on first use; a setup failure panics (the target
+/// cannot run at all).
+fn harness(
+    cell: &'static OnceLock<Harness>,
+    target: &str,
+    make: impl FnOnce() -> Result<Harness, String>,
+) -> &'static Harness {
+    cell.get_or_init(|| make().unwrap_or_else(|e| panic!("{target} setup: {e}")))
+}
+
+/// `ort_cpu`: a generated model through ONNX Runtime CPU at every optimization level. The
+/// graph transformers that changed the model feed libFuzzer as extra coverage counters
+/// ([`crate::feedback`]); each one seen for the first time is printed.
+pub fn ort_cpu(data: &[u8]) -> Verdict {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    let run = harness(&HARNESS, "ort_cpu", || Harness::ort_cpu(Limits::default())).test(data);
+    for name in crate::feedback::observe(&run.fired) {
+        eprintln!("dlcfuzz: transformer fired: {name}");
+    }
+    run.verdict
+}
+
+/// `tract`: a generated model through tract typed, decluttered and optimized. tract's panics
+/// propagate (libFuzzer reports them with their stack); capabilities are probed with panics
+/// caught.
+pub fn tract(data: &[u8]) -> Verdict {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    harness(&HARNESS, "tract", || {
+        Ok(Harness::tract(Limits::default())
+            .with_backend(Box::new(Tract::new_propagating_panics())))
+    })
+    .test(data)
+    .verdict
+}
+
+/// Panics with the signature and details of a finding, so libFuzzer saves the input.
+pub fn assert_no_finding(verdict: Verdict) {
+    if let Verdict::Found(f) = verdict {
+        panic!("{}\n{}", f.signature, f.detail);
+    }
+}
