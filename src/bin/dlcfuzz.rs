@@ -10,6 +10,7 @@ use dlcfuzz::backend::Backend;
 use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::campaign::{self, finding, CampaignOptions};
 use dlcfuzz::emit::onnx::emit;
+use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::oracle::Verdict;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
@@ -87,6 +88,19 @@ enum Command {
         /// under this folder: turns a libFuzzer crash artifact into a full report.
         #[arg(long)]
         save: Option<PathBuf>,
+    },
+    /// Run a standalone ONNX file (a reduced reproducer) at every level of a backend, on the
+    /// documented pattern inputs (element i = (7 i mod 11) - 3), and print each level's
+    /// outputs or error.
+    RunModel {
+        /// The `.onnx` file (static input and output shapes).
+        path: PathBuf,
+        /// Backend (`ort` or `tract`).
+        #[arg(long, default_value = "ort")]
+        backend: String,
+        /// Most elements printed per output.
+        #[arg(long, default_value_t = 16)]
+        show: usize,
     },
     /// Show (probing if needed) the op × dtype table a backend supports.
     Capabilities {
@@ -354,6 +368,33 @@ fn main() -> Result<()> {
                 "{}",
                 serde_json::json!({ "verdict": run.verdict, "model_matches_saved": matches_saved })
             );
+        }
+        Command::RunModel {
+            path,
+            backend: name,
+            show,
+        } => {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            let (model, input_types) = read_model(bytes).map_err(anyhow::Error::msg)?;
+            let inputs: Vec<_> = input_types.iter().map(pattern_input).collect();
+            let feeds: Vec<_> = inputs.iter().collect();
+            let b = backend(&name)?;
+            for (level, level_name) in b.levels().iter().enumerate() {
+                let result = match b.run(&model, &feeds, level) {
+                    Ok(outs) => {
+                        serde_json::json!({ "outputs": outs.iter().map(|t| serde_json::json!({
+                        "shape": t.shape,
+                        "values": t.data.to_f64_vec().into_iter().take(show).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>() })
+                    }
+                    Err(e) => serde_json::json!({ "error": e }),
+                };
+                println!(
+                    "{}",
+                    serde_json::json!({ "level": level_name, "result": result })
+                );
+            }
         }
         Command::Capabilities { backend: name } => {
             let b = backend(&name)?;

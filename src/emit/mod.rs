@@ -1,3 +1,5 @@
-//! Emitters: graphs to ONNX models (later: TorchScript and Python programs).
+//! Emitters: graphs to ONNX models (later: TorchScript and Python programs), and reading an
+//! ONNX file back for standalone reproducers.
 
 pub mod onnx;
+pub mod read;
