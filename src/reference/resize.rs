@@ -11,7 +11,9 @@
 //! rounded half to even and saturated to their type.
 //!
 //! Coordinates are computed in `f64` from the scale as given (or `out / in` when `sizes` is
-//! given). `align_corners` and `pytorch_half_pixel` use the integer output length.
+//! given). `align_corners` and `pytorch_half_pixel` use the integer output length, and
+//! `pytorch_half_pixel` maps a length-1 output to coordinate 0, as the operator text says (the
+//! `onnx` reference implementation uses the fractional length and -0.5 there).
 
 use super::{norm_axis, Args, RefError};
 use tch::{Kind, Tensor};
@@ -32,7 +34,7 @@ fn source(mode: &str, y: f64, ax: &Axis) -> Result<f64, String> {
     Ok(match mode {
         "half_pixel" => (y + 0.5) / ax.scale - 0.5,
         "pytorch_half_pixel" if ax.output > 1 => (y + 0.5) / ax.scale - 0.5,
-        "pytorch_half_pixel" => -0.5,
+        "pytorch_half_pixel" => 0.0,
         "align_corners" if ax.output > 1 => y * (input - 1.0) / (output - 1.0),
         "align_corners" => 0.0,
         "asymmetric" => y / ax.scale,
@@ -45,8 +47,12 @@ fn source(mode: &str, y: f64, ax: &Axis) -> Result<f64, String> {
     })
 }
 
-/// The nearest source index of coordinate `x` in `nearest_mode`.
+/// The nearest source index of coordinate `x` in `nearest_mode`. A coordinate within 1e-9 of
+/// a multiple of 1/2 is taken as that multiple: the exact coordinate is then an integer or a
+/// tie, and `f64` rounding must not push it across (ONNX Runtime computes in `f32`).
 fn nearest(mode: &str, x: f64) -> Result<i64, String> {
+    let half = (x * 2.0).round() / 2.0;
+    let x = if (x - half).abs() < 1e-9 { half } else { x };
     let floor = x.floor();
     let frac = x - floor;
     let pick = match mode {
@@ -311,6 +317,24 @@ mod tests {
             resize(&x, &attrs("ceil"), 2.0),
             vec![10.0, 20.0, 20.0, 20.0]
         );
+    }
+
+    #[test]
+    fn pytorch_half_pixel_maps_a_single_output_to_zero_and_ties_are_exact() {
+        let x = f32s(&[1.0, 0.0], &[2]);
+        let attrs = [
+            ("mode", s("cubic")),
+            ("coordinate_transformation_mode", s("pytorch_half_pixel")),
+        ];
+        assert_eq!(resize(&x, &attrs, 0.5), vec![1.0]);
+        // half_pixel_symmetric, 7 -> 15 (scale 2.25): output 7 maps to exactly 3 (f64 gives
+        // 3.0000000000000004), so ceil picks 3.
+        let x = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[7]);
+        let attrs = [
+            ("coordinate_transformation_mode", s("half_pixel_symmetric")),
+            ("nearest_mode", s("ceil")),
+        ];
+        assert_eq!(resize(&x, &attrs, 2.25)[7], 3.0);
     }
 
     #[test]
