@@ -13,6 +13,7 @@ use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::oracle::Verdict;
+use dlcfuzz::values::repair::search_with_repair;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
@@ -136,8 +137,9 @@ enum Bench {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
-    /// Numeric validity: gradient-guided value search vs plain sampling on the same graphs,
-    /// each checked afterwards on ORT (untimed).
+    /// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
+    /// with structural repair (each round with the budget), on the same graphs, each result
+    /// checked afterwards on ORT (untimed).
     Values {
         /// Operator nodes per model.
         #[arg(long, default_value_t = 10)]
@@ -182,6 +184,7 @@ struct ValueTally {
     ort_finite: usize,
     searched: usize,
     searched_valid: usize,
+    repaired: usize,
     ms_total: f64,
     ms_searched: f64,
     still_failing: std::collections::BTreeMap<String, usize>,
@@ -193,6 +196,7 @@ impl ValueTally {
         self.ms_total += ms;
         self.valid += usize::from(outcome.valid);
         self.ort_finite += usize::from(ort_finite);
+        self.repaired += usize::from(outcome.cuts > 0);
         if outcome.initially_valid {
             self.initially_valid += 1;
         } else {
@@ -216,6 +220,7 @@ impl ValueTally {
             "ort_finite_fraction": self.ort_finite as f64 / n,
             "initially_valid_fraction": self.initially_valid as f64 / n,
             "success_when_searched": self.searched_valid as f64 / self.searched.max(1) as f64,
+            "repaired_fraction": self.repaired as f64 / n,
             "mean_ms": self.ms_total / n,
             "mean_ms_when_searched": self.ms_searched / self.searched.max(1) as f64,
             "still_failing_ops": self.still_failing,
@@ -492,6 +497,7 @@ fn main() -> Result<()> {
                     gradient_search as fn(&mut TestCase, &SearchConfig) -> _,
                 ),
                 ("sampling", sample_search),
+                ("gradient_and_repair", search_with_repair),
             ] {
                 let mut tally = ValueTally::default();
                 for case in &cases {

@@ -10,7 +10,8 @@ use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::{NodeKind, Tensor};
 use crate::oracle::{differential, Verdict};
 use crate::reference::TorchReference;
-use crate::values::search::{gradient_search, SearchConfig};
+use crate::values::repair::search_with_repair;
+use crate::values::search::SearchConfig;
 
 /// A backend plus the generator menu learned for it.
 pub struct Harness {
@@ -20,7 +21,8 @@ pub struct Harness {
     pub menu: Menu,
     /// Graph-size bounds.
     pub limits: Limits,
-    /// Gradient-guided value search before each test (`None`: sampled values as decoded).
+    /// Gradient-guided value search with structural repair before each test (`None`: sampled
+    /// values as decoded).
     pub values: Option<SearchConfig>,
     /// Whether libtorch eager joins the oracle as the third side.
     pub reference: bool,
@@ -108,7 +110,7 @@ impl Harness {
                 seed: case.config.value_seed,
                 ..*config
             };
-            gradient_search(&mut case, &config);
+            search_with_repair(&mut case, &config);
         }
         let model = emit(&case);
         let reference = self.reference.then(|| TorchReference.judge(&case, &model));

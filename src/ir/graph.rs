@@ -144,6 +144,26 @@ impl Graph {
         }
     }
 
+    /// Makes input `slot` of node `n` read `v` instead of what it read before. The caller keeps
+    /// the types equal; the old producer may become a graph output.
+    pub fn replace_input(&mut self, n: NodeIndex, slot: usize, v: ValueRef) {
+        let old = self
+            .g
+            .edges_directed(n, Direction::Incoming)
+            .find(|e| e.weight().in_slot == slot)
+            .map(|e| e.id())
+            .expect("the slot is fed");
+        self.g.remove_edge(old);
+        self.g.add_edge(
+            v.node,
+            n,
+            Edge {
+                out_index: v.output,
+                in_slot: slot,
+            },
+        );
+    }
+
     /// The node at `n`.
     pub fn node(&self, n: NodeIndex) -> &Node {
         &self.g[n]
@@ -286,5 +306,53 @@ mod tests {
         );
         assert_eq!(g.inputs_of(p), vec![ValueRef { node: q, output: 0 }]);
         assert_eq!(g.topo_order().first(), Some(&q));
+    }
+
+    #[test]
+    fn replacing_an_input_rewires_one_slot() {
+        let t = TensorType::new(DType::F32, vec![2]);
+        let mut g = Graph::new();
+        let a = g.add_leaf(NodeKind::Input, t.clone());
+        let inner = g.add_op(relu(), vec![t.clone()], &[ValueRef { node: a, output: 0 }]);
+        let top = g.add_op(
+            relu(),
+            vec![t.clone()],
+            &[ValueRef {
+                node: inner,
+                output: 0,
+            }],
+        );
+        let fresh = g.add_leaf(NodeKind::Input, t);
+        g.replace_input(
+            top,
+            0,
+            ValueRef {
+                node: fresh,
+                output: 0,
+            },
+        );
+        assert_eq!(
+            g.inputs_of(top),
+            vec![ValueRef {
+                node: fresh,
+                output: 0
+            }]
+        );
+        let mut outputs = g.outputs();
+        outputs.sort();
+        assert_eq!(
+            outputs,
+            vec![
+                ValueRef {
+                    node: inner,
+                    output: 0
+                },
+                ValueRef {
+                    node: top,
+                    output: 0
+                }
+            ],
+            "the old producer becomes a graph output"
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! rounding error of) a boundary, where a correct compiler may legitimately differ from the
 //! reference: an ArgMax/ArgMin tie, a Floor/Ceil/Cast-to-integer input next to an integer, a
 //! Round input next to a half, a comparison between nearly equal values, a Sign input next to
-//! zero. The oracle never compares fragile outputs, so these cannot become false reports.
+//! zero, an input next to the edge of an op's domain (Sqrt, Log, Pow and Reciprocal near 0, a
+//! divisor near 0, Asin/Acos/Atanh near ±1, Acosh near 1). The oracle never compares fragile outputs, so these cannot become false reports.
 
 use super::RefError;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
@@ -55,6 +56,15 @@ fn on_boundary(
         "Round" => near_grid(x, m, true),
         "Cast" => !out_dtype.is_float() && near_grid(x, m, false),
         "Sign" => any(&x.abs().le(m)),
+        // Domain edges: a value computed by cancellation can land on either side of them
+        // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
+        "Sqrt" | "Log" | "Reciprocal" | "Pow" => any(&x.abs().le(m)),
+        "Div" | "Mod" => {
+            let y = &values[&inputs[1]];
+            y.is_floating_point() && any(&y.abs().le(m))
+        }
+        "Asin" | "Acos" | "Atanh" => any(&(x.abs() - 1.0).abs().le(m)),
+        "Acosh" => any(&(x - 1.0).abs().le(m)),
         "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "Equal" => {
             let y = &values[&inputs[1]];
             let (a, b) = (x.to_kind(Kind::Double), y.to_kind(Kind::Double));
@@ -113,5 +123,31 @@ mod tests {
         assert!(!near_grid(&Tensor::from_slice(&[0.3f32, 2.4]), m, false));
         assert!(near_grid(&Tensor::from_slice(&[1.5f32]), m, true));
         assert!(!near_grid(&Tensor::from_slice(&[1.0f32]), m, true));
+    }
+
+    #[test]
+    fn values_at_a_domain_edge_are_fragile() {
+        use crate::ir::{Graph, TensorType};
+        use crate::ops::{spec_id, Attrs, Sig};
+        let edge = |op: &str, v: f32| {
+            let t = TensorType::new(DType::F32, vec![2]);
+            let mut g = Graph::new();
+            let x = g.add_leaf(NodeKind::Input, t.clone());
+            let xv = ValueRef { node: x, output: 0 };
+            let node = crate::ir::graph::OpNode {
+                spec: spec_id(op).unwrap(),
+                sig: Sig::uniform(DType::F32, 1),
+                attrs: Attrs::default(),
+            };
+            let n = g.add_op(node, vec![t], &[xv]);
+            let values = BTreeMap::from([(xv, Tensor::from_slice(&[0.5f32, v]))]);
+            on_boundary(&g, n, &values).unwrap()
+        };
+        assert!(edge("Sqrt", 1e-7));
+        assert!(!edge("Sqrt", 0.25));
+        assert!(edge("Asin", -0.99999));
+        assert!(!edge("Asin", 0.9));
+        assert!(edge("Acosh", 1.0000001));
+        assert!(!edge("Acosh", 1.5));
     }
 }

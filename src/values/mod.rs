@@ -1,9 +1,10 @@
 //! Input and weight values: seeded sampling in safe ranges ([`sample_tensor`]), then
 //! NNSmith's gradient-guided search ([`search`]) on the libtorch reference so that no operator
-//! produces NaN or Inf.
+//! produces NaN or Inf, and structural repair ([`repair`]) where no values can.
 
 pub mod forward;
 pub mod loss;
+pub mod repair;
 pub mod search;
 
 use crate::ir::{Buffer, DType, Tensor, TensorType};

@@ -69,10 +69,15 @@ pub struct SearchOutcome {
     pub steps: u32,
     /// Random restarts.
     pub restarts: u32,
+    /// Input slots cut by structural repair ([`super::repair`]).
+    pub cuts: u32,
     /// Wall-clock time spent.
     pub elapsed: Duration,
     /// The op type that was still failing when the budget ran out.
     pub failing_op: Option<String>,
+    /// Its node.
+    #[serde(skip)]
+    pub failing_node: Option<NodeIndex>,
     /// Why the evaluation itself failed (a reference error), if it did.
     pub error: Option<String>,
 }
@@ -137,6 +142,7 @@ pub fn gradient_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutc
             break;
         };
         outcome.failing_op = Some(failing.op_type.to_string());
+        outcome.failing_node = Some(failing.node);
         if start.elapsed() >= config.budget || outcome.steps >= config.max_steps {
             break;
         }
@@ -255,7 +261,10 @@ pub fn sample_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutcom
                 case.values = values;
                 break;
             }
-            Ok(Some(f)) => outcome.failing_op = Some(f.op_type.to_string()),
+            Ok(Some(f)) => {
+                outcome.failing_op = Some(f.op_type.to_string());
+                outcome.failing_node = Some(f.node);
+            }
         }
         if start.elapsed() >= config.budget || outcome.steps >= config.max_steps {
             break;
