@@ -7,38 +7,15 @@ prints ONNX Runtime's output on dlcfuzz's pattern input as the reference, and na
 Needs onnx, onnxruntime and numpy."""
 
 import os
+import sys
+
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto as T, helper as h, numpy_helper as nh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from tract_repro import i64, pattern, save_and_reference  # noqa: E402
 
-
-def pattern(shape, dtype):
-    """dlcfuzz run-model's input: element i is (7 i mod 11) - 3, negatives saturating to 0
-    for unsigned types."""
-    n = int(np.prod(shape)) if shape else 1
-    v = np.array([(7 * i) % 11 - 3 for i in range(n)], dtype=np.float64)
-    if np.issubdtype(dtype, np.unsignedinteger):
-        v = np.maximum(v, 0)
-    return v.astype(dtype).reshape(shape)
-
-
-def save_and_reference(model, feeds):
-    onnx.checker.check_model(model, full_check=True)
-    path = os.path.join(HERE, "model.onnx")
-    onnx.save(model, path)
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    for i, out in enumerate(sess.run(None, feeds)):
-        print(f"ONNX Runtime (reference) output {i}: shape {list(out.shape)}:", out.ravel()[:16])
-    print("now run: dlcfuzz run-model --backend tract", path)
-
-
-def i64(name, values):
-    return nh.from_array(np.array(values, dtype=np.int64), name)
 
 graph = h.make_graph(
     [h.make_node("Expand", ["x", "sh"], ["t"]), h.make_node("Gemm", ["t", "b"], ["y"], transB=1)],
@@ -48,6 +25,6 @@ graph = h.make_graph(
     [i64("sh", [2, 3])],
 )
 model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)], ir_version=9)
-save_and_reference(model, {"x": pattern([3], np.float32), "b": pattern([2, 3], np.float32)})
+save_and_reference(model, {"x": pattern([3], np.float32), "b": pattern([2, 3], np.float32)}, HERE)
 # typed runs; declutter fails: "EinSum: Condition failed: shapes ... fact.len() ==
 # self.axes.rank(InOut::In(ix))".
