@@ -1,12 +1,16 @@
-"""Shared helpers of the tract findings' repro scripts: dlcfuzz's pattern input, and saving a
-model next to its script with ONNX Runtime's unoptimized output as the reference."""
+"""Shared helpers of the tract findings' repro scripts (`python3 <finding>/repro.py`).
+
+Each script builds its reduced model, checks it (onnx.checker full_check), writes it next to
+itself as model.onnx, prints ONNX Runtime's unoptimized output on dlcfuzz's pattern input as
+the reference, and names the `dlcfuzz run-model` command that shows tract's typed,
+decluttered and optimized results. Needs onnx, onnxruntime and numpy."""
 
 import os
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import numpy_helper as nh
+from onnx import TensorProto as T, helper as h, numpy_helper as nh  # noqa: F401
 
 
 def pattern(shape, dtype):
@@ -19,9 +23,9 @@ def pattern(shape, dtype):
     return v.astype(dtype).reshape(shape)
 
 
-def save_and_reference(model, feeds, here):
+def save_and_reference(model, feeds, script):
     onnx.checker.check_model(model, full_check=True)
-    path = os.path.join(here, "model.onnx")
+    path = os.path.join(os.path.dirname(os.path.abspath(script)), "model.onnx")
     onnx.save(model, path)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

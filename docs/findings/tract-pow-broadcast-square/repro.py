@@ -1,21 +1,8 @@
 #!/usr/bin/env python3
-"""tract-onnx 0.23.9: Pow with a uniform constant exponent that broadcasts the base is rewritten without the broadcast.
-
-Writes the model(s) next to this script (onnx.checker full_check passes),
-prints ONNX Runtime's output on dlcfuzz's pattern input as the reference, and names the
-`dlcfuzz run-model` command that shows tract's typed / decluttered / optimized results.
-Needs onnx, onnxruntime and numpy."""
-
-import os
-import sys
-
-import numpy as np
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from tract_repro import i64, pattern, save_and_reference  # noqa: E402
-
+"""tract-onnx 0.23.9: Pow with a uniform constant exponent that broadcasts the base is rewritten without the broadcast. Usage and helpers: ../tract_repro.py."""
+import os, sys  # noqa: E401
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tract_repro import T, h, i64, nh, np, pattern, save_and_reference  # noqa: E402,F401
 
 graph = h.make_graph(
     [h.make_node("Pow", ["x", "e"], ["y"])],
@@ -25,6 +12,6 @@ graph = h.make_graph(
     [nh.from_array(np.full((3, 2), 2, dtype=np.float32), "e")],
 )
 model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)], ir_version=9)
-save_and_reference(model, {"x": pattern([1, 2], np.float32)}, HERE)
+save_and_reference(model, {"x": pattern([1, 2], np.float32)}, __file__)
 # typed runs; declutter fails: "Pow: Trying to substitute a 3,2,F32 by 1,2,F32" (the Square
 # it substitutes keeps the base's shape).

@@ -1,21 +1,8 @@
 #!/usr/bin/env python3
-"""tract-onnx 0.23.9: Tile of a size-1 axis followed by a strided Slice breaks the declutter patch.
-
-Writes the model(s) next to this script (onnx.checker full_check passes),
-prints ONNX Runtime's output on dlcfuzz's pattern input as the reference, and names the
-`dlcfuzz run-model` command that shows tract's typed / decluttered / optimized results.
-Needs onnx, onnxruntime and numpy."""
-
-import os
-import sys
-
-import numpy as np
-from onnx import TensorProto as T, helper as h, numpy_helper as nh
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-from tract_repro import i64, pattern, save_and_reference  # noqa: E402
-
+"""tract-onnx 0.23.9: Tile of a size-1 axis followed by a strided Slice breaks the declutter patch. Usage and helpers: ../tract_repro.py."""
+import os, sys  # noqa: E401
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tract_repro import T, h, i64, nh, np, pattern, save_and_reference  # noqa: E402,F401
 
 graph = h.make_graph(
     [h.make_node("Tile", ["x", "r"], ["t"]), h.make_node("Slice", ["t", "s", "e", "a", "st"], ["y"])],
@@ -25,6 +12,6 @@ graph = h.make_graph(
     [i64("r", [1, 4]), i64("s", [0]), i64("e", [4]), i64("a", [1]), i64("st", [2])],
 )
 model = h.make_model(graph, opset_imports=[h.make_opsetid("", 19)], ir_version=9)
-save_and_reference(model, {"x": pattern([5, 1], np.float32)}, HERE)
+save_and_reference(model, {"x": pattern([5, 1], np.float32)}, __file__)
 # typed runs; declutter fails: "Pulling Downsample over MultiBroadcastTo: Trying to substitute
 # a 5,2,F32 by 5,4,F32".
