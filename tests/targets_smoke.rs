@@ -69,6 +69,7 @@ fn differential(target: &str, run: fn(&[u8]) -> Verdict, n: usize, seed: u64) ->
         let outcome = match no_panic(|| run(bytes)) {
             Ok(Verdict::Pass) => "pass",
             Ok(Verdict::Skipped(Skip::NonFinite)) => "non-finite",
+            Ok(Verdict::Skipped(Skip::Explained(_))) => "explained",
             Ok(Verdict::Skipped(Skip::Unsupported(_))) => "unsupported",
             Ok(Verdict::Skipped(Skip::Invalid(m))) => {
                 invalid.push(m);

@@ -8,7 +8,8 @@ use crate::backend::Backend;
 use crate::emit::onnx::{emit, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::{NodeKind, Tensor};
-use crate::oracle::{differential, Verdict};
+use crate::oracle::localize::{known_deviation, localize};
+use crate::oracle::{differential, Blame, Finding, Skip, Verdict};
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
@@ -101,6 +102,45 @@ impl Harness {
         ops.join(",")
     }
 
+    /// A reference mismatch (every level against the reference) narrowed to the first op at
+    /// fault ([`localize`]): explained away as a documented kernel deviation or as amplified
+    /// rounding, or re-signed by that op and its dtypes so that one kernel bug is one finding
+    /// whatever graph it sits in. Other verdicts, and mismatches that cannot be localized,
+    /// pass through.
+    fn localized(&self, case: &TestCase, verdict: Verdict) -> Verdict {
+        let Verdict::Found(finding) = verdict else {
+            return verdict;
+        };
+        if finding.blame != Some(Blame::KernelsOrReference) {
+            return Verdict::Found(finding);
+        }
+        let backend = self.backend.as_ref();
+        let Ok(Some(divergence)) = localize(backend, case) else {
+            return Verdict::Found(finding);
+        };
+        if divergence.conditioning {
+            return Verdict::Skipped(Skip::Explained(format!(
+                "rounding amplified by {}({})",
+                divergence.op_type, divergence.sig
+            )));
+        }
+        if let Some(reason) = known_deviation(backend.name(), &divergence) {
+            return Verdict::Skipped(Skip::Explained(reason.to_string()));
+        }
+        Verdict::Found(Finding {
+            signature: divergence.signature(),
+            detail: format!(
+                "first op at fault: node {} {}({}): {}\nwhole graph: {}",
+                divergence.node.index(),
+                divergence.op_type,
+                divergence.sig,
+                divergence.detail,
+                finding.detail
+            ),
+            ..finding
+        })
+    }
+
     /// Runs one differential test on `bytes`: decode, value search, emit, reference, every
     /// backend level, verdict.
     pub fn test(&self, bytes: &[u8]) -> TestRun {
@@ -125,6 +165,7 @@ impl Harness {
         );
         fired.sort_unstable();
         fired.dedup();
+        let verdict = self.localized(&case, verdict);
         TestRun {
             case,
             model,

@@ -28,6 +28,9 @@ pub struct Stats {
     pub unsupported_fraction: f64,
     /// Fraction of tests skipped for NaN/Inf in the reference.
     pub non_finite_fraction: f64,
+    /// Reference mismatches explained away after localization (a documented kernel
+    /// deviation, or rounding amplified by an ill-conditioned op), by reason.
+    pub explained: BTreeMap<String, u64>,
     /// Distinct findings (by signature).
     pub findings: usize,
     /// Tests that produced a finding (with repeats).
@@ -75,6 +78,10 @@ impl Stats {
             Verdict::Skipped(Skip::NonFinite) => {
                 self.valid += 1;
                 self.non_finite += 1;
+            }
+            Verdict::Skipped(Skip::Explained(why)) => {
+                self.valid += 1;
+                *self.explained.entry(why.clone()).or_insert(0) += 1;
             }
             Verdict::Skipped(Skip::Unsupported(m)) | Verdict::Skipped(Skip::Invalid(m)) => {
                 if matches!(verdict, Verdict::Skipped(Skip::Unsupported(_))) {

@@ -158,6 +158,23 @@ pub fn node_parts(op: &OpNode) -> NodeParts<'_> {
 
 /// Emits `case` as an ONNX model (weights as initializers).
 pub fn emit(case: &TestCase) -> OnnxModel {
+    emit_with_outputs(case, case.graph.outputs())
+}
+
+/// Emits `case` with every operator output declared as a graph output, in topological order:
+/// what localizing a wrong value to one op needs.
+pub fn emit_exposing_all(case: &TestCase) -> OnnxModel {
+    let g = &case.graph;
+    let values = g
+        .values()
+        .into_iter()
+        .filter(|v| matches!(g.node(v.node).kind, NodeKind::Op(_)))
+        .collect();
+    emit_with_outputs(case, values)
+}
+
+/// Emits `case` with `outputs` as the graph outputs.
+fn emit_with_outputs(case: &TestCase, outputs: Vec<ValueRef>) -> OnnxModel {
     let g = &case.graph;
     let mut graph = pb::GraphProto {
         name: Some("dlcfuzz".into()),
@@ -212,11 +229,8 @@ pub fn emit(case: &TestCase) -> OnnxModel {
             }
         }
     }
-    let outputs: Vec<(ValueRef, String)> = g
-        .outputs()
-        .into_iter()
-        .map(|v| (v, value_name(g, v)))
-        .collect();
+    let outputs: Vec<(ValueRef, String)> =
+        outputs.into_iter().map(|v| (v, value_name(g, v))).collect();
     for (v, name) in &outputs {
         graph.output.push(value_info(name, g.ty(*v)));
     }

@@ -14,6 +14,7 @@
 //!   Round, Cast or comparison input sitting on a boundary) are not compared at all.
 
 pub mod compare;
+pub mod localize;
 
 use crate::backend::{Backend, BackendError, ErrorClass};
 use crate::emit::onnx::OnnxModel;
@@ -81,6 +82,9 @@ pub enum Skip {
     Invalid(String),
     /// The reference outputs hold NaN or Inf.
     NonFinite,
+    /// Every level disagreed with the reference, and localization explained why without a
+    /// bug ([`localize`]): a documented kernel deviation or amplified rounding.
+    Explained(String),
 }
 
 /// The outcome of one differential test.

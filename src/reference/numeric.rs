@@ -97,8 +97,10 @@ pub fn to_double(t: &Tensor, dtype: DType) -> Result<Tensor, RefError> {
 pub fn u64_shift_right(a: &Tensor, s: &Tensor) -> Result<Tensor, RefError> {
     // Arithmetic shift, then clear the copies of the sign bit: keep the low 64 - s bits.
     let shifted = a.f_bitwise_right_shift(s)?;
-    let keep = Tensor::f_from_slice(&[-1i64])?
-        .f_bitwise_left_shift(&Tensor::f_from_slice(&[64i64])?.f_sub(s)?)?
+    // Rank-0 constants, so that scalar operands keep a scalar result.
+    let scalar = |v: i64| Tensor::f_from_slice(&[v])?.f_reshape([0i64; 0]);
+    let keep = scalar(-1)?
+        .f_bitwise_left_shift(&scalar(64)?.f_sub(s)?)?
         .f_bitwise_not()?;
     let positive_shift = s.f_gt(0)?;
     let masked = shifted.f_bitwise_and_tensor(&keep)?;
@@ -115,6 +117,19 @@ mod tests {
 
     fn vals(t: &Tensor) -> Vec<i64> {
         super::super::int_values(t).unwrap()
+    }
+
+    #[test]
+    fn u64_shift_right_keeps_scalars_scalar() {
+        let a = Tensor::from_slice(&[-8i64]).reshape([0i64; 0]);
+        let s = Tensor::from_slice(&[1i64]).reshape([0i64; 0]);
+        let r = u64_shift_right(&a, &s).unwrap();
+        assert_eq!(
+            r.size(),
+            Vec::<i64>::new(),
+            "found by localization: [] >> [] gave [1]"
+        );
+        assert_eq!(r.int64_value(&[]), (u64::MAX - 7) as i64 >> 1 & i64::MAX);
     }
 
     #[test]
