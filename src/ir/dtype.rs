@@ -99,6 +99,16 @@ impl DType {
         }
     }
 
+    /// Bytes per element.
+    pub fn width(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 | DType::Bool => 1,
+            DType::F16 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+
     /// Short lowercase name (`f32`, `i64`, `bool`, ...).
     pub fn name(self) -> &'static str {
         match self {

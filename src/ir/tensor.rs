@@ -126,6 +126,36 @@ impl Buffer {
         }
     }
 
+    /// Reads little-endian raw bytes of `dtype` (the layout [`Buffer::to_le_bytes`] writes);
+    /// `None` when the length is not a whole number of elements.
+    pub fn from_le_bytes(dtype: DType, raw: &[u8]) -> Option<Buffer> {
+        let width = dtype.width();
+        if !raw.len().is_multiple_of(width) {
+            return None;
+        }
+        macro_rules! le {
+            ($t:ty) => {
+                raw.chunks_exact(width)
+                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("element width")))
+                    .collect::<Vec<$t>>()
+            };
+        }
+        Some(match dtype {
+            DType::F16 => Buffer::F16(le!(u16).into_iter().map(half::f16::from_bits).collect()),
+            DType::F32 => Buffer::F32(le!(f32)),
+            DType::F64 => Buffer::F64(le!(f64)),
+            DType::I8 => Buffer::I8(le!(i8)),
+            DType::I16 => Buffer::I16(le!(i16)),
+            DType::I32 => Buffer::I32(le!(i32)),
+            DType::I64 => Buffer::I64(le!(i64)),
+            DType::U8 => Buffer::U8(le!(u8)),
+            DType::U16 => Buffer::U16(le!(u16)),
+            DType::U32 => Buffer::U32(le!(u32)),
+            DType::U64 => Buffer::U64(le!(u64)),
+            DType::Bool => Buffer::Bool(raw.iter().map(|b| *b != 0).collect()),
+        })
+    }
+
     /// Little-endian raw bytes, as ONNX `raw_data` and numpy expect.
     pub fn to_le_bytes(&self) -> Vec<u8> {
         macro_rules! arm {

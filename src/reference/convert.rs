@@ -20,7 +20,6 @@
 
 use super::RefError;
 use crate::ir::{Buffer, DType, Tensor};
-use half::f16;
 use tch::Kind;
 
 /// The libtorch kind that carries `dtype` (see the module docs).
@@ -106,27 +105,22 @@ pub fn from_tch(t: &tch::Tensor, dtype: DType) -> Result<Tensor, RefError> {
     let width = carrier(dtype).elt_size_in_bytes();
     let mut bytes = vec![0u8; n * width];
     t.f_copy_data_u8(&mut bytes, n)?;
-    let chunks = bytes.chunks_exact(width);
-    macro_rules! le {
-        ($t:ty) => {
-            chunks
-                .map(|c| <$t>::from_le_bytes(c.try_into().expect("element width")))
-                .collect::<Vec<$t>>()
-        };
-    }
+    // The carriers of u16/u32/u64 are wider signed types; every other carrier is native.
+    let wide = |t: DType| Buffer::from_le_bytes(t, &bytes).expect("whole elements");
     let data = match dtype {
-        DType::F16 => Buffer::F16(le!(u16).into_iter().map(f16::from_bits).collect()),
-        DType::F32 => Buffer::F32(le!(f32)),
-        DType::F64 => Buffer::F64(le!(f64)),
-        DType::I8 => Buffer::I8(le!(i8)),
-        DType::I16 => Buffer::I16(le!(i16)),
-        DType::I32 => Buffer::I32(le!(i32)),
-        DType::I64 => Buffer::I64(le!(i64)),
-        DType::U8 => Buffer::U8(le!(u8)),
-        DType::U16 => Buffer::U16(le!(i32).into_iter().map(|x: i32| x as u16).collect()),
-        DType::U32 => Buffer::U32(le!(i64).into_iter().map(|x: i64| x as u32).collect()),
-        DType::U64 => Buffer::U64(le!(i64).into_iter().map(|x: i64| x as u64).collect()),
-        DType::Bool => Buffer::Bool(bytes.iter().map(|b| *b != 0).collect()),
+        DType::U16 => Buffer::U16(match wide(DType::I32) {
+            Buffer::I32(v) => v.into_iter().map(|x| x as u16).collect(),
+            _ => unreachable!("read as i32"),
+        }),
+        DType::U32 => Buffer::U32(match wide(DType::I64) {
+            Buffer::I64(v) => v.into_iter().map(|x| x as u32).collect(),
+            _ => unreachable!("read as i64"),
+        }),
+        DType::U64 => Buffer::U64(match wide(DType::I64) {
+            Buffer::I64(v) => v.into_iter().map(|x| x as u64).collect(),
+            _ => unreachable!("read as i64"),
+        }),
+        native => wide(native),
     };
     Ok(Tensor { shape, data })
 }
@@ -134,6 +128,7 @@ pub fn from_tch(t: &tch::Tensor, dtype: DType) -> Result<Tensor, RefError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use half::f16;
 
     fn tensor(data: Buffer) -> Tensor {
         Tensor {

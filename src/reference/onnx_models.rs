@@ -312,32 +312,10 @@ pub fn tensor_from_proto(p: &pb::TensorProto) -> Result<Option<Tensor>, String> 
     let n: usize = shape.iter().product();
     let data = match p.raw_data.as_deref() {
         Some(raw) => {
-            let width = convert_width(dtype);
-            if raw.len() != n * width {
+            if raw.len() != n * dtype.width() {
                 return Err(format!("raw data of {} bytes for {n} elements", raw.len()));
             }
-            let chunks = raw.chunks_exact(width);
-            macro_rules! le {
-                ($t:ty) => {
-                    chunks
-                        .map(|c| <$t>::from_le_bytes(c.try_into().expect("element width")))
-                        .collect::<Vec<$t>>()
-                };
-            }
-            match dtype {
-                DType::F16 => Buffer::F16(le!(u16).into_iter().map(f16::from_bits).collect()),
-                DType::F32 => Buffer::F32(le!(f32)),
-                DType::F64 => Buffer::F64(le!(f64)),
-                DType::I8 => Buffer::I8(le!(i8)),
-                DType::I16 => Buffer::I16(le!(i16)),
-                DType::I32 => Buffer::I32(le!(i32)),
-                DType::I64 => Buffer::I64(le!(i64)),
-                DType::U8 => Buffer::U8(le!(u8)),
-                DType::U16 => Buffer::U16(le!(u16)),
-                DType::U32 => Buffer::U32(le!(u32)),
-                DType::U64 => Buffer::U64(le!(u64)),
-                DType::Bool => Buffer::Bool(raw.iter().map(|b| *b != 0).collect()),
-            }
+            Buffer::from_le_bytes(dtype, raw).expect("length checked above")
         }
         None => {
             let i32s = &p.int32_data;
@@ -361,16 +339,6 @@ pub fn tensor_from_proto(p: &pb::TensorProto) -> Result<Option<Tensor>, String> 
         return Err(format!("{} elements for shape {shape:?}", data.len()));
     }
     Ok(Some(Tensor { shape, data }))
-}
-
-/// Bytes per element of `dtype` in ONNX raw data.
-fn convert_width(dtype: DType) -> usize {
-    match dtype {
-        DType::I8 | DType::U8 | DType::Bool => 1,
-        DType::F16 | DType::I16 | DType::U16 => 2,
-        DType::F32 | DType::I32 | DType::U32 => 4,
-        DType::F64 | DType::I64 | DType::U64 => 8,
-    }
 }
 
 /// The opset of the default domain.
