@@ -178,6 +178,11 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// Whether every element is finite (always true for integer and boolean tensors).
+    pub fn is_finite(&self) -> bool {
+        self.data.to_f64_vec().iter().all(|v| v.is_finite())
+    }
+
     /// A tensor of type `ty` with every element `value`.
     pub fn full(ty: &TensorType, value: f64) -> Tensor {
         Tensor {

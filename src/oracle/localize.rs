@@ -92,34 +92,31 @@ pub fn localize(backend: &dyn Backend, case: &TestCase) -> Result<Option<Diverge
         .map_err(|e| e.message.clone())?;
     let reference = TorchReference.judge(case, &model);
     let expected = reference.outputs?;
-    let Some(i) = (0..model.outputs.len()).find(|&i| {
+    let divergence = (0..model.outputs.len()).find_map(|i| {
         let fragile = reference.fragile.get(i).copied().unwrap_or(false);
-        let finite = expected[i].data.to_f64_vec().iter().all(|v| v.is_finite());
-        !fragile && finite && compare(&expected[i], &got[i]).is_some()
-    }) else {
+        if fragile || !expected[i].is_finite() {
+            return None;
+        }
+        compare(&expected[i], &got[i]).map(|detail| (i, detail))
+    });
+    let Some((i, detail)) = divergence else {
         return Ok(None);
     };
     let v = model.outputs[i].0;
     let NodeKind::Op(op) = &case.graph.node(v.node).kind else {
         return Err("an exposed output is not an op output".into());
     };
-    let detail = compare(&expected[i], &got[i]).unwrap_or_default();
-    // The backend's own values of everything computed, plus the leaves.
-    let mut values: BTreeMap<ValueRef, tch::Tensor> = model
-        .outputs
+    // The backend's own values of the op's inputs (exposed op outputs, or leaves).
+    let backend_value = |u: &ValueRef| match model.outputs.iter().position(|(w, _)| w == u) {
+        Some(k) => to_tch(&got[k]),
+        None => to_tch(&case.values[&u.node]),
+    };
+    let values: BTreeMap<ValueRef, tch::Tensor> = case
+        .graph
+        .inputs_of(v.node)
         .iter()
-        .zip(&got)
-        .map(|((v, _), t)| (*v, to_tch(t)))
+        .map(|u| (*u, backend_value(u)))
         .collect();
-    for (n, t) in &case.values {
-        values.insert(
-            ValueRef {
-                node: *n,
-                output: 0,
-            },
-            to_tch(t),
-        );
-    }
     let again = tch::no_grad(|| {
         let ins = node_inputs(&case.graph, v.node, op, &values)?;
         let outs = apply_node(v.node, op, &ins)?;
