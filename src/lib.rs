@@ -4,7 +4,8 @@
 //! ([`ir::Graph`]) built from operator specifications ([`ops`]) with incremental z3 solving
 //! ([`gen::solve`]). Graphs are emitted as ONNX ([`emit::onnx`]), run on backends
 //! ([`backend`]), and judged by oracles ([`oracle`]). [`campaign`] drives in-process fuzzing
-//! loops and writes findings. [`reference`] is a libtorch-eager interpreter of ONNX semantics.
+//! loops and writes findings. [`mutate::patterns`] splices optimizer patterns (OATest) into
+//! generated graphs. [`reference`] is a libtorch-eager interpreter of ONNX semantics.
 
 pub mod backend;
 pub mod campaign;
@@ -12,6 +13,7 @@ pub mod emit;
 pub mod feedback;
 pub mod gen;
 pub mod ir;
+pub mod mutate;
 pub mod ops;
 pub mod oracle;
 pub mod paths;

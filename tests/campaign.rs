@@ -81,6 +81,7 @@ fn harness(script: Script) -> Harness {
         limits: Limits::default(),
         values: None,
         reference: false,
+        patterns: None,
     }
 }
 

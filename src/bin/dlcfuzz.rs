@@ -12,6 +12,8 @@ use dlcfuzz::campaign::{self, finding, CampaignOptions};
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
+use dlcfuzz::mutate::patterns::recipe::HEADER_BYTES;
+use dlcfuzz::mutate::patterns::{builtin, extract, Library};
 use dlcfuzz::oracle::Verdict;
 use dlcfuzz::values::repair::search_with_repair;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
@@ -74,6 +76,10 @@ enum Command {
         /// Stop after this many tests (0 = until the time is up).
         #[arg(long, default_value_t = 0)]
         max_tests: u64,
+        /// Splice optimizer patterns into each seed graph (OATest): `builtin` or a library
+        /// written by `dlcfuzz patterns extract`.
+        #[arg(long)]
+        patterns: Option<String>,
     },
     /// Re-run a finding folder or a raw fuzz input and print the verdict.
     Replay {
@@ -89,6 +95,9 @@ enum Command {
         /// under this folder: turns a libFuzzer crash artifact into a full report.
         #[arg(long)]
         save: Option<PathBuf>,
+        /// The pattern library the campaign used (`builtin` or a file), if any.
+        #[arg(long)]
+        patterns: Option<String>,
     },
     /// Run a standalone ONNX file (a reduced reproducer) at every level of a backend, on the
     /// documented pattern inputs (element i = (7 i mod 11) - 3), and print each level's
@@ -121,6 +130,29 @@ enum Command {
         #[command(subcommand)]
         what: Bench,
     },
+    /// Optimizer-pattern libraries (OATest).
+    Patterns {
+        #[command(subcommand)]
+        what: PatternsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PatternsCommand {
+    /// Extract abstract patterns from `DIR/<pass>/*.onnx` and write the library as JSON.
+    Extract {
+        /// Folder of ONNX models grouped by optimizer pass.
+        dir: PathBuf,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Print patterns per pass, drops by reason and uncovered ops of a library (`builtin` or a
+    /// file).
+    Stats {
+        /// `builtin` or a library file.
+        library: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -136,6 +168,23 @@ enum Bench {
         /// RNG seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+    },
+    /// Pattern synthesis on ONNX Runtime: splice success, validity of the synthesized models
+    /// (the unoptimized run succeeds and the value search makes every value finite), and the
+    /// optimization-triggering rate (the spliced pattern's pass fired at some level).
+    Patterns {
+        /// `builtin` or a library file.
+        #[arg(long, default_value = "builtin")]
+        library: String,
+        /// Number of cases.
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Most operator nodes of the seed graph.
+        #[arg(long, default_value_t = 10)]
+        max_nodes: usize,
     },
     /// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
     /// with structural repair (each round with the budget), on the same graphs, each result
@@ -167,13 +216,27 @@ fn backend(name: &str) -> Result<Box<dyn Backend>> {
     })
 }
 
-/// The harness testing the backend called `name`.
-fn harness(name: &str, max_nodes: usize) -> Result<Harness> {
+/// The pattern library called `name`: `builtin`, or a file written by `patterns extract`.
+fn library(name: &str) -> Result<Library> {
+    if name == "builtin" {
+        Ok(builtin::library())
+    } else {
+        Library::load(std::path::Path::new(name)).map_err(anyhow::Error::msg)
+    }
+}
+
+/// The harness testing the backend called `name`, splicing the patterns of `patterns` when
+/// given.
+fn harness(name: &str, max_nodes: usize, patterns: Option<&str>) -> Result<Harness> {
     let limits = Limits {
         min_nodes: 1,
         max_nodes,
     };
-    Ok(Harness::probed(backend(name)?, limits))
+    let harness = Harness::probed(backend(name)?, limits);
+    Ok(match patterns {
+        Some(p) => harness.with_patterns(library(p)?),
+        None => harness,
+    })
 }
 
 /// Counts of a value-search benchmark.
@@ -224,6 +287,84 @@ impl ValueTally {
             "mean_ms": self.ms_total / n,
             "mean_ms_when_searched": self.ms_searched / self.searched.max(1) as f64,
             "still_failing_ops": self.still_failing,
+        })
+    }
+}
+
+/// Counts of a pattern-synthesis benchmark.
+#[derive(Default)]
+struct PatternTally {
+    cases: usize,
+    spliced_cases: usize,
+    splices: usize,
+    valid: usize,
+    numerically_valid: usize,
+    /// Per pass: (tests whose splice targets it and whose transformer is known, of those
+    /// the tests in which it fired).
+    triggered: std::collections::BTreeMap<String, (usize, usize)>,
+    nodes: usize,
+    findings: std::collections::BTreeMap<String, usize>,
+    invalid_samples: Vec<String>,
+}
+
+impl PatternTally {
+    fn add(&mut self, run: &dlcfuzz::campaign::harness::TestRun) {
+        self.cases += 1;
+        self.nodes += run.case.graph.op_count();
+        self.splices += run.case.spliced.len();
+        self.spliced_cases += usize::from(!run.case.spliced.is_empty());
+        let (valid, finite) = match &run.verdict {
+            Verdict::Pass | Verdict::Found(_) => (true, true),
+            Verdict::Skipped(dlcfuzz::oracle::Skip::NonFinite) => (true, false),
+            Verdict::Skipped(dlcfuzz::oracle::Skip::Explained(_)) => (true, true),
+            Verdict::Skipped(skip) => {
+                if self.invalid_samples.len() < 10 {
+                    self.invalid_samples
+                        .push(format!("{skip:?}").chars().take(240).collect());
+                }
+                (false, false)
+            }
+        };
+        self.valid += usize::from(valid);
+        self.numerically_valid += usize::from(finite);
+        if let Verdict::Found(f) = &run.verdict {
+            *self.findings.entry(f.signature.clone()).or_default() += 1;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for s in &run.case.spliced {
+            let Some(t) = &s.transformer else { continue };
+            if !seen.insert(s.pass.clone()) {
+                continue;
+            }
+            let entry = self.triggered.entry(s.pass.clone()).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(run.fired.contains(t));
+        }
+    }
+
+    fn summary(&self, count: usize, elapsed: Duration) -> serde_json::Value {
+        let n = count.max(1) as f64;
+        let (targeted, fired) = self
+            .triggered
+            .values()
+            .fold((0, 0), |(a, b), (t, f)| (a + t, b + f));
+        let per_pass: std::collections::BTreeMap<&String, String> = self
+            .triggered
+            .iter()
+            .map(|(p, (t, f))| (p, format!("{f}/{t}")))
+            .collect();
+        serde_json::json!({
+            "cases": self.cases,
+            "cases_with_a_pattern": self.spliced_cases as f64 / n,
+            "patterns_per_case": self.splices as f64 / n,
+            "mean_nodes": self.nodes as f64 / n,
+            "valid_fraction": self.valid as f64 / n,
+            "numerically_valid_fraction": self.numerically_valid as f64 / n,
+            "optimization_triggering_rate": fired as f64 / targeted.max(1) as f64,
+            "triggered_per_pass": per_pass,
+            "tests_per_s": n / elapsed.as_secs_f64(),
+            "findings": self.findings,
+            "invalid_samples": self.invalid_samples,
         })
     }
 }
@@ -308,14 +449,16 @@ fn main() -> Result<()> {
             seed,
             max_nodes,
             max_tests,
+            patterns,
         } => {
-            let harness = harness(&backend, max_nodes)?;
+            let harness = harness(&backend, max_nodes, patterns.as_deref())?;
+            let header = if patterns.is_some() { HEADER_BYTES } else { 0 };
             let bar = progress(None);
             let opts = CampaignOptions {
                 out: &out,
                 time: Duration::from_secs(time),
                 seed,
-                input_len: CONFIG_BYTES + STEP_BYTES * max_nodes * 2,
+                input_len: header + CONFIG_BYTES + STEP_BYTES * max_nodes * 2,
                 max_tests,
             };
             let stats = campaign::fuzz(&harness, &opts, |s| {
@@ -343,10 +486,11 @@ fn main() -> Result<()> {
             backend,
             max_nodes,
             save,
+            patterns,
         } => {
             let bytes = campaign::read_input(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            let harness = harness(&backend, max_nodes)?;
+            let harness = harness(&backend, max_nodes, patterns.as_deref())?;
             let run = harness.test(&bytes);
             eprintln!(
                 "{} op nodes: {}",
@@ -430,6 +574,47 @@ fn main() -> Result<()> {
             let reports = onnx_models::check_all(&data);
             print!("{}", onnx_models::table(&reports));
             println!("reference: {}", dlcfuzz::reference::version());
+        }
+        Command::Bench {
+            what:
+                Bench::Patterns {
+                    library: name,
+                    count,
+                    seed,
+                    max_nodes,
+                },
+        } => {
+            let harness = harness("ort", max_nodes, Some(&name))?;
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let len = HEADER_BYTES + CONFIG_BYTES + STEP_BYTES * max_nodes * 2;
+            let bar = progress(Some(count as u64));
+            let mut tally = PatternTally::default();
+            let start = Instant::now();
+            for _ in 0..count {
+                let mut bytes = vec![0u8; len];
+                rng.fill(bytes.as_mut_slice());
+                let run = harness.test(&bytes);
+                tally.add(&run);
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&tally.summary(count, start.elapsed()))?
+            );
+        }
+        Command::Patterns {
+            what: PatternsCommand::Extract { dir, out },
+        } => {
+            let library = extract::extract(&dir).map_err(anyhow::Error::msg)?;
+            library.save(&out).map_err(anyhow::Error::msg)?;
+            print!("{}", library.stats());
+            eprintln!("written to {}", out.display());
+        }
+        Command::Patterns {
+            what: PatternsCommand::Stats { library: name },
+        } => {
+            print!("{}", library(&name)?.stats());
         }
         Command::Bench {
             what: Bench::Gen { nodes, count, seed },

@@ -8,11 +8,14 @@ use crate::backend::Backend;
 use crate::emit::onnx::{emit, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::{NodeKind, Tensor};
+use crate::mutate::patterns::recipe::synthesize;
+use crate::mutate::patterns::Library;
 use crate::oracle::localize::{known_deviation, localize};
 use crate::oracle::{differential, Blame, Finding, Skip, Verdict};
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
+use std::sync::Arc;
 
 /// A backend plus the generator menu learned for it.
 pub struct Harness {
@@ -27,6 +30,8 @@ pub struct Harness {
     pub values: Option<SearchConfig>,
     /// Whether libtorch eager joins the oracle as the third side.
     pub reference: bool,
+    /// Patterns spliced into every seed graph (OATest synthesis); `None`: plain generation.
+    pub patterns: Option<Arc<Library>>,
 }
 
 /// Everything one test produced.
@@ -51,6 +56,7 @@ impl Harness {
             limits,
             values: Some(SearchConfig::default()),
             reference: true,
+            patterns: None,
         }
     }
 
@@ -72,6 +78,25 @@ impl Harness {
             values: None,
             reference: false,
             ..self
+        }
+    }
+
+    /// The same harness splicing patterns of `library` into each seed graph (the input bytes
+    /// then start with a [`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)
+    /// header).
+    pub fn with_patterns(self, library: Library) -> Harness {
+        Harness {
+            patterns: Some(Arc::new(library)),
+            ..self
+        }
+    }
+
+    /// Decodes `bytes` into a test case: a generated graph, with patterns spliced in when the
+    /// harness has a library.
+    pub fn decode(&self, bytes: &[u8]) -> TestCase {
+        match &self.patterns {
+            Some(library) => synthesize(bytes, library, &self.menu, &self.limits).case,
+            None => TestCase::decode(bytes, &self.menu, &self.limits),
         }
     }
 
@@ -144,7 +169,7 @@ impl Harness {
     /// Runs one differential test on `bytes`: decode, value search, emit, reference, every
     /// backend level, verdict.
     pub fn test(&self, bytes: &[u8]) -> TestRun {
-        let mut case = TestCase::decode(bytes, &self.menu, &self.limits);
+        let mut case = self.decode(bytes);
         if let Some(config) = &self.values {
             let config = SearchConfig {
                 seed: case.config.value_seed,

@@ -31,6 +31,9 @@ pub struct Generated {
     pub graph: Graph,
     /// Placeholders whose values must lie in a restricted domain.
     pub domains: BTreeMap<NodeIndex, ValueDomain>,
+    /// Placeholders that must become weights (pattern constants), with a fixed value where
+    /// the pattern gives one.
+    pub constants: BTreeMap<NodeIndex, Option<f64>>,
 }
 
 /// A choice in `[0, n)` from the bytes, shifted by the attempt number so that retries on
@@ -83,35 +86,90 @@ enum Operand {
     Fresh(ValueDomain),
 }
 
-struct Generator<'m> {
+/// A planned operand of [`Generator::insert_planned`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Plan {
+    /// An existing tensor.
+    Existing(ValueRef),
+    /// A fresh placeholder of this rank, with values in `domain`.
+    Fresh {
+        /// Values it must take.
+        domain: ValueDomain,
+        /// Its rank.
+        rank: usize,
+    },
+}
+
+/// A graph under construction: forward and backward insertions, and planned ones for pattern
+/// splices.
+#[derive(Clone)]
+pub(crate) struct Generator<'m> {
     menu: &'m Menu,
-    graph: Graph,
+    /// The graph so far (leaves still placeholders).
+    pub(crate) graph: Graph,
     placeholders: Vec<NodeIndex>,
-    domains: BTreeMap<NodeIndex, ValueDomain>,
+    /// Placeholders whose values must lie in a restricted domain.
+    pub(crate) domains: BTreeMap<NodeIndex, ValueDomain>,
+    /// Placeholders that must become weights, with a fixed value where given.
+    pub(crate) constants: BTreeMap<NodeIndex, Option<f64>>,
 }
 
 /// Generates a graph of about `target` op nodes from the recipe's step chunks.
 pub fn generate(recipe: &Recipe, menu: &Menu, target: usize) -> Generated {
-    let mut gen = Generator {
-        menu,
-        graph: Graph::new(),
-        placeholders: Vec::new(),
-        domains: BTreeMap::new(),
-    };
-    let empty: Vec<u8> = Vec::new();
-    let chunk = |i: usize| recipe.steps.get(i).unwrap_or(&empty);
-    gen.seed_placeholder(chunk(0));
-    let mut step = 0;
-    while gen.graph.op_count() < target && step < target.max(1) * STEPS_PER_NODE {
-        gen.step(chunk(step), recipe.config.backward_chance, step);
-        step += 1;
+    Generator::grow(recipe, menu, target).finish()
+}
+
+impl<'m> Generator<'m> {
+    /// Grows a graph of about `target` op nodes from the recipe's step chunks.
+    pub(crate) fn grow(recipe: &Recipe, menu: &'m Menu, target: usize) -> Generator<'m> {
+        let mut gen = Generator {
+            menu,
+            graph: Graph::new(),
+            placeholders: Vec::new(),
+            domains: BTreeMap::new(),
+            constants: BTreeMap::new(),
+        };
+        let empty: Vec<u8> = Vec::new();
+        let chunk = |i: usize| recipe.steps.get(i).unwrap_or(&empty);
+        gen.seed_placeholder(chunk(0));
+        let mut step = 0;
+        while gen.graph.op_count() < target && step < target.max(1) * STEPS_PER_NODE {
+            gen.step(chunk(step), recipe.config.backward_chance, step);
+            step += 1;
+        }
+        if gen.graph.op_count() == 0 {
+            gen.force_identity();
+        }
+        gen
     }
-    if gen.graph.op_count() == 0 {
-        gen.force_identity();
+
+    /// The finished graph.
+    pub(crate) fn finish(self) -> Generated {
+        Generated {
+            graph: self.graph,
+            domains: self.domains,
+            constants: self.constants,
+        }
     }
-    Generated {
-        graph: gen.graph,
-        domains: gen.domains,
+
+    /// Marks placeholder `p` as a constant (a weight), with a fixed value where given.
+    pub(crate) fn make_constant(&mut self, p: NodeIndex, value: Option<f64>) {
+        self.constants.insert(p, value);
+    }
+
+    /// Turns placeholder `p` into the op `op` fed by `inputs` (a bridge); `p` stops being a
+    /// placeholder.
+    pub(crate) fn replace_placeholder(
+        &mut self,
+        p: NodeIndex,
+        op: OpNode,
+        outputs: Vec<TensorType>,
+        inputs: &[ValueRef],
+    ) {
+        self.placeholders.retain(|q| *q != p);
+        self.domains.remove(&p);
+        self.constants.remove(&p);
+        self.graph.replace_placeholder(p, op, outputs, inputs);
     }
 }
 
@@ -233,6 +291,65 @@ impl Generator<'_> {
                 operands.push(Operand::Fresh(domains[i]));
             }
         }
+        self.solve_and_add(u, entry.spec, &choice, vars, inputs, &operands)
+            .is_some()
+    }
+
+    /// Inserts op `spec` with `choice` on planned operands (a pattern splice): each one an
+    /// existing tensor, or a fresh placeholder of the given rank whose dims the solver picks
+    /// (hinted toward the first existing operand's). Returns the new node and the values its
+    /// inputs read, or `None` when the constraints cannot be met.
+    pub(crate) fn insert_planned(
+        &mut self,
+        u: &mut Unstructured,
+        spec: crate::ops::SpecId,
+        choice: &Choice,
+        plans: &[Plan],
+    ) -> Option<(NodeIndex, Vec<ValueRef>)> {
+        let like: Option<Vec<usize>> = plans.iter().find_map(|p| match p {
+            Plan::Existing(v) => Some(self.graph.ty(*v).shape.clone()),
+            Plan::Fresh { .. } => None,
+        });
+        let mut vars = VarTable::default();
+        let mut inputs = Vec::with_capacity(plans.len());
+        let mut operands = Vec::with_capacity(plans.len());
+        for (i, plan) in plans.iter().enumerate() {
+            match plan {
+                Plan::Existing(v) => {
+                    inputs.push(concrete(self.graph.ty(*v)));
+                    operands.push(Operand::Existing(*v));
+                }
+                Plan::Fresh { domain, rank } => {
+                    let dtype = choice.sig.inputs[i];
+                    let tag = format!("in{i}");
+                    inputs.push(fresh_tensor(
+                        &mut vars,
+                        u,
+                        dtype,
+                        *rank,
+                        &tag,
+                        like.as_deref(),
+                    ));
+                    operands.push(Operand::Fresh(*domain));
+                }
+            }
+        }
+        let node = self.solve_and_add(u, spec, choice, vars, inputs, &operands)?;
+        Some((node, self.graph.inputs_of(node)))
+    }
+
+    /// Draws the attributes of an insertion, solves its constraints and, when they hold, adds
+    /// the node (and placeholders for its fresh operands).
+    fn solve_and_add(
+        &mut self,
+        u: &mut Unstructured,
+        spec_id: crate::ops::SpecId,
+        choice: &Choice,
+        mut vars: VarTable,
+        inputs: Vec<SymTensor>,
+        operands: &[Operand],
+    ) -> Option<NodeIndex> {
+        let spec = &*registry()[spec_id];
         let mut cx = AttrCx {
             u,
             vars: &mut vars,
@@ -244,13 +361,8 @@ impl Generator<'_> {
         let outs = spec.type_transfer(&attrs, &inputs);
         let mut reqs = spec.requires(&attrs, &inputs);
         reqs.extend(output_bounds(&outs));
-        let Some(env) = vars.solve(&reqs) else {
-            return false;
-        };
-        let Some(resolved) = Resolved::new(entry.spec, &choice, &attrs, &inputs, &outs, &env)
-        else {
-            return false;
-        };
+        let env = vars.solve(&reqs)?;
+        let resolved = Resolved::new(spec_id, choice, &attrs, &inputs, &outs, &env)?;
         let refs: Vec<ValueRef> = operands
             .iter()
             .zip(&resolved.inputs)
@@ -259,8 +371,7 @@ impl Generator<'_> {
                 Operand::Fresh(domain) => self.new_placeholder(ty.clone(), *domain),
             })
             .collect();
-        self.graph.add_op(resolved.op, resolved.outputs, &refs);
-        true
+        Some(self.graph.add_op(resolved.op, resolved.outputs, &refs))
     }
 
     fn pick_forward_choice(

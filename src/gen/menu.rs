@@ -55,6 +55,21 @@ impl Menu {
         Menu { entries }
     }
 
+    /// The allowed choices of `spec` (empty when it is not on the menu).
+    pub fn choices(&self, spec: SpecId) -> &[Choice] {
+        self.entries
+            .iter()
+            .find(|e| e.spec == spec)
+            .map_or(&[], |e| e.choices.as_slice())
+    }
+
+    /// Whether the triple `(spec, sig, class)` is on the menu.
+    pub fn allows(&self, spec: SpecId, sig: &Sig, class: &str) -> bool {
+        self.choices(spec)
+            .iter()
+            .any(|c| &c.sig == sig && c.class == class)
+    }
+
     /// Every triple of every spec (no backend filter).
     pub fn everything() -> Menu {
         Menu::new(|_, _, _| true)

@@ -5,7 +5,7 @@
 //! per insertion step. Each step reads only its own chunk, so flipping one byte changes one
 //! step's choices, and an exhausted input just yields zeros: every byte string decodes.
 
-mod insert;
+pub(crate) mod insert;
 pub mod menu;
 pub mod solve;
 pub mod sym;
@@ -132,6 +132,22 @@ pub struct TestCase {
     /// The value domain of each leaf that needs more than the default (e.g. positive
     /// variances), which value search must respect.
     pub domains: BTreeMap<NodeIndex, crate::ops::ValueDomain>,
+    /// Leaves whose values are fixed by a spliced pattern (e.g. Gelu's `0.5`): value search
+    /// leaves them alone.
+    pub frozen: BTreeSet<NodeIndex>,
+    /// The patterns spliced into this case, in order (empty for plain generated cases).
+    pub spliced: Vec<Spliced>,
+}
+
+/// A pattern spliced into a test case.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Spliced {
+    /// The pattern's name.
+    pub pattern: String,
+    /// The optimizer pass it was extracted for.
+    pub pass: String,
+    /// The ONNX Runtime graph transformer whose firing shows the pass ran, when known.
+    pub transformer: Option<String>,
 }
 
 impl TestCase {
@@ -142,12 +158,19 @@ impl TestCase {
 
     /// Builds the test case a recipe describes.
     pub fn from_recipe(recipe: &Recipe, menu: &Menu, limits: &Limits) -> TestCase {
+        let swarm = menu.swarm(recipe.config.op_mask, &recipe.config.dtypes());
+        let out = insert::generate(recipe, &swarm, recipe.config.target_nodes(limits));
+        Self::from_generated(recipe, out)
+    }
+
+    /// Decides which placeholders of a generated graph become inputs and which weights (from
+    /// the recipe's bytes; pattern constants are always weights), and samples their values.
+    pub(crate) fn from_generated(recipe: &Recipe, out: insert::Generated) -> TestCase {
         let config = &recipe.config;
-        let menu = menu.swarm(config.op_mask, &config.dtypes());
-        let out = insert::generate(recipe, &menu, config.target_nodes(limits));
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.value_seed);
         let mut graph = out.graph;
         let mut values = BTreeMap::new();
+        let mut frozen = BTreeSet::new();
         let leaves = graph.leaves(&NodeKind::Placeholder);
         let mut any_input = false;
         for (i, leaf) in leaves.iter().enumerate() {
@@ -158,8 +181,10 @@ impl TestCase {
                 .copied()
                 .unwrap_or(255);
             let last = i + 1 == leaves.len();
+            let constant = out.constants.get(leaf).copied();
             // The last leaf is an input when none is yet, so every model has one.
-            let weight = weight_roll < config.weight_chance && (any_input || !last);
+            let weight =
+                constant.is_some() || (weight_roll < config.weight_chance && (any_input || !last));
             any_input |= !weight;
             let node = graph.node_mut(*leaf);
             node.kind = if weight {
@@ -172,13 +197,34 @@ impl TestCase {
                 .get(leaf)
                 .copied()
                 .unwrap_or(crate::ops::ValueDomain::Any);
-            values.insert(*leaf, sample_tensor(&node.outputs[0], domain, &mut rng));
+            let value = match constant.flatten() {
+                Some(v) => {
+                    frozen.insert(*leaf);
+                    Tensor::full(&node.outputs[0], v)
+                }
+                None => sample_tensor(&node.outputs[0], domain, &mut rng),
+            };
+            values.insert(*leaf, value);
+        }
+        if !any_input {
+            // Every leaf is a pattern constant: the first unfrozen one (or the first one) is
+            // fed at run time instead.
+            let leaf = leaves
+                .iter()
+                .find(|l| !frozen.contains(*l))
+                .or(leaves.first())
+                .copied();
+            if let Some(leaf) = leaf {
+                graph.node_mut(leaf).kind = NodeKind::Input;
+            }
         }
         TestCase {
             config: config.clone(),
             graph,
             values,
             domains: out.domains,
+            frozen,
+            spliced: Vec::new(),
         }
     }
 

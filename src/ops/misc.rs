@@ -1,4 +1,4 @@
-//! Where, Cast and Clip.
+//! Where, Cast and Clip; Dropout (inference: the identity) and Shape.
 
 use super::shape::{broadcast, broadcast_input_ranks};
 #[cfg(test)]
@@ -118,9 +118,65 @@ impl OpSpec for Clip {
     }
 }
 
+/// `Dropout(x)` at inference: the identity, which ONNX Runtime's `EliminateDropout` removes.
+struct Dropout;
+
+impl OpSpec for Dropout {
+    fn name(&self) -> &'static str {
+        "Dropout"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        DType::FLOATS.iter().map(|t| Sig::uniform(*t, 1)).collect()
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![ins[0].dims.clone()]
+    }
+}
+
+/// `Shape(x)`: the dims of `x` as a 1-D `int64` tensor (rank ≥ 1, so the output is not empty).
+struct Shape;
+
+impl OpSpec for Shape {
+    fn name(&self) -> &'static str {
+        "Shape"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        DType::ALL
+            .iter()
+            .map(|t| Sig::new(vec![*t], vec![DType::I64]))
+            .collect()
+    }
+    fn input_ranks(&self, _sig: &Sig) -> Vec<std::ops::RangeInclusive<usize>> {
+        vec![1..=super::MAX_RANK]
+    }
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        (out_rank == 1)
+            .then(|| vec![1 + usize::from(u.arbitrary::<u8>().unwrap_or(0)) % super::MAX_RANK])
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![vec![Int::from(ins[0].rank())]]
+    }
+}
+
 /// Where, Cast and Clip.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
     vec![Box::new(Where), Box::new(Cast), Box::new(Clip)]
+}
+
+/// Dropout and Shape (registered after every earlier family, to keep the decoder stable).
+pub fn late_specs() -> Vec<Box<dyn OpSpec>> {
+    vec![Box::new(Dropout), Box::new(Shape)]
 }
 
 #[cfg(test)]

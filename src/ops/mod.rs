@@ -12,7 +12,9 @@ pub mod layout;
 pub mod matmul;
 pub mod misc;
 pub mod norm;
+pub mod quant;
 pub mod reduce;
+pub mod retype;
 pub mod slicing;
 pub mod unary;
 
@@ -388,6 +390,8 @@ pub fn registry() -> &'static [Box<dyn OpSpec>] {
         all.extend(layout::specs());
         all.extend(slicing::specs());
         all.extend(unary::domain_restricted_specs());
+        all.extend(quant::specs());
+        all.extend(misc::late_specs());
         all
     })
 }

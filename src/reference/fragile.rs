@@ -1,13 +1,14 @@
 //! Fragile outputs: outputs that depend on a discontinuous op whose input sits on (or within
 //! rounding error of) a boundary, where a correct compiler may legitimately differ from the
 //! reference: an ArgMax/ArgMin tie, a Floor/Ceil/Cast-to-integer input next to an integer, a
-//! Round input next to a half, a comparison between nearly equal values, a Sign input next to
+//! Round input next to a half (or a QuantizeLinear input whose quotient by the scale is), a
+//! comparison between nearly equal values, a Sign input next to
 //! zero, an input next to the edge of an op's domain (Sqrt, Log, Pow and Reciprocal near 0, a
 //! divisor near 0, Asin/Acos/Atanh near ±1, Acosh near 1). The oracle never compares fragile outputs, so these cannot become false reports.
 
 use super::RefError;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, ConstInput};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use tch::{Kind, Tensor};
@@ -54,6 +55,13 @@ fn on_boundary(
     Ok(match op.op_type() {
         "Floor" | "Ceil" => near_grid(x, m, false),
         "Round" => near_grid(x, m, true),
+        "QuantizeLinear" => {
+            let scale = match op.attrs.consts.first() {
+                Some(ConstInput::Scalar(_, scale)) => *scale,
+                _ => 1.0,
+            };
+            near_grid(&(x / scale), m, true)
+        }
         "Cast" => !out_dtype.is_float() && near_grid(x, m, false),
         "Sign" => any(&x.abs().le(m)),
         // Domain edges: a value computed by cancellation can land on either side of them

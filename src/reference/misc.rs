@@ -1,11 +1,11 @@
-//! Where, Cast and Clip.
+//! Where, Cast and Clip; Dropout and Shape.
 
 use super::{numeric, Args, RefError};
 use crate::ir::DType;
 use tch::Tensor;
 
 /// The op types of this family.
-pub(super) const OPS: &[&str] = &["Where", "Cast", "Clip"];
+pub(super) const OPS: &[&str] = &["Where", "Cast", "Clip", "Dropout", "Shape"];
 
 /// Runs one op of the family.
 pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
@@ -17,7 +17,8 @@ pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
         "Cast" if a.dtype(0) == DType::U64 && a.out0().is_float() => {
             numeric::to_double(a.x(0)?, DType::U64)?
         }
-        "Cast" => a.x(0)?.shallow_clone(),
+        "Cast" | "Dropout" => a.x(0)?.shallow_clone(),
+        "Shape" => Tensor::from_slice(&a.x(0)?.size()),
         "Clip" => {
             let dtype = a.dtype(0);
             let order = |t: &Tensor| numeric::ordered(t, dtype);

@@ -26,6 +26,7 @@ mod misc;
 mod norm;
 mod numeric;
 pub mod onnx_models;
+mod quant;
 mod reduce;
 mod resize;
 mod slicing;
@@ -89,6 +90,7 @@ const FAMILIES: &[Family] = &[
     (layout::OPS, layout::apply),
     (slicing::OPS, slicing::apply),
     (resize::OPS, resize::apply),
+    (quant::OPS, quant::apply),
 ];
 
 /// Runs one ONNX node. `inputs` are all the node's inputs in ONNX order (data inputs, then

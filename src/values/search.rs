@@ -91,11 +91,12 @@ fn domain_of(case: &TestCase, leaf: NodeIndex) -> ValueDomain {
     case.domains.get(&leaf).copied().unwrap_or(ValueDomain::Any)
 }
 
-/// The float leaves of `case`, which the search may change.
+/// The float leaves of `case`, which the search may change (frozen pattern constants
+/// excluded).
 fn float_leaves(case: &TestCase) -> Vec<NodeIndex> {
     case.values
         .iter()
-        .filter(|(_, t)| t.data.dtype().is_float())
+        .filter(|(n, t)| t.data.dtype().is_float() && !case.frozen.contains(*n))
         .map(|(n, _)| *n)
         .collect()
 }
@@ -111,7 +112,7 @@ pub fn gradient_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutc
     let discrete: Vec<NodeIndex> = case
         .values
         .keys()
-        .filter(|n| !leaves.contains(n))
+        .filter(|n| !leaves.contains(n) && !case.frozen.contains(*n))
         .copied()
         .collect();
     let vs = nn::VarStore::new(tch::Device::Cpu);

@@ -1,0 +1,120 @@
+//! Per-tensor quantization: `QuantizeLinear` and `DequantizeLinear` (opset 19), the Q/DQ
+//! pairs that ONNX Runtime's QDQ transformers look for.
+//!
+//! Scales are powers of two, so `x / scale` and `x * (1 / scale)` round identically and a
+//! kernel may use either; zero points are constant scalars of the quantized type.
+
+use super::{AttrCx, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
+use crate::gen::sym::{Bool, Int};
+use crate::ir::DType;
+
+/// The quantized types (`T2` of both ops).
+const QUANTIZED: [DType; 2] = [DType::U8, DType::I8];
+
+/// A power-of-two scale in `[1/16, 2]` and a zero point of `quantized` near the middle of its
+/// range, from the bytes.
+fn scale_and_zero_point(cx: &mut AttrCx, quantized: DType) -> Vec<ConstInput<Int>> {
+    let scale = 2f64.powi(cx.pick(-4, 1) as i32);
+    let zero_point = if quantized == DType::U8 {
+        cx.pick(96, 160)
+    } else {
+        cx.pick(-32, 32)
+    };
+    vec![
+        ConstInput::Scalar(DType::F32, scale),
+        ConstInput::Scalar(quantized, zero_point as f64),
+    ]
+}
+
+/// `QuantizeLinear(x: f32, scale, zero_point) -> u8 | i8`.
+struct QuantizeLinear;
+
+impl OpSpec for QuantizeLinear {
+    fn name(&self) -> &'static str {
+        "QuantizeLinear"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        QUANTIZED
+            .iter()
+            .map(|q| Sig::new(vec![DType::F32], vec![*q]))
+            .collect()
+    }
+    fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
+        let quantized = cx.sig.outputs[0];
+        SymAttrs {
+            consts: scale_and_zero_point(cx, quantized),
+            ..SymAttrs::default()
+        }
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![ins[0].dims.clone()]
+    }
+}
+
+/// `DequantizeLinear(x: u8 | i8, scale, zero_point) -> f32`.
+struct DequantizeLinear;
+
+impl OpSpec for DequantizeLinear {
+    fn name(&self) -> &'static str {
+        "DequantizeLinear"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        QUANTIZED
+            .iter()
+            .map(|q| Sig::new(vec![*q], vec![DType::F32]))
+            .collect()
+    }
+    fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
+        let quantized = cx.sig.inputs[0];
+        SymAttrs {
+            consts: scale_and_zero_point(cx, quantized),
+            ..SymAttrs::default()
+        }
+    }
+    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![ins[0].dims.clone()]
+    }
+}
+
+/// QuantizeLinear and DequantizeLinear.
+pub fn specs() -> Vec<Box<dyn OpSpec>> {
+    vec![Box::new(QuantizeLinear), Box::new(DequantizeLinear)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arbitrary::Unstructured;
+
+    #[test]
+    fn scales_are_powers_of_two_and_zero_points_fit_the_type() {
+        for byte in 0..=255u8 {
+            let bytes = [byte; 8];
+            let mut u = Unstructured::new(&bytes);
+            let mut vars = crate::gen::solve::VarTable::default();
+            let sig = Sig::new(vec![DType::I8], vec![DType::F32]);
+            let mut cx = AttrCx {
+                u: &mut u,
+                vars: &mut vars,
+                sig: &sig,
+                class: super::super::DEFAULT_CLASS,
+                out_rank: None,
+            };
+            let attrs = DequantizeLinear.attrs(&mut cx, &[]);
+            let ConstInput::Scalar(DType::F32, scale) = attrs.consts[0] else {
+                panic!("scale is an f32 scalar: {:?}", attrs.consts[0]);
+            };
+            assert_eq!(scale.log2().fract(), 0.0, "{scale}");
+            let ConstInput::Scalar(DType::I8, zp) = attrs.consts[1] else {
+                panic!("zero point is an i8 scalar: {:?}", attrs.consts[1]);
+            };
+            assert!((-128.0..=127.0).contains(&zp));
+        }
+    }
+}
