@@ -161,6 +161,21 @@ fn ort_cpu_target_runs_mostly_valid_cases() {
 }
 
 #[test]
+fn ort_cpu_patterns_target_runs_valid_cases_with_patterns() {
+    let valid = differential(
+        "ort_cpu_patterns",
+        dlcfuzz::targets::ort_cpu_patterns,
+        300,
+        23,
+    );
+    eprintln!("ort_cpu_patterns valid fraction: {valid:.3}");
+    assert!(
+        valid >= 0.99,
+        "only {valid:.3} of the pattern cases are valid for ORT"
+    );
+}
+
+#[test]
 fn ort_load_target_loads_its_seeds_and_survives_mutants() {
     let on_seeds = load("ort_load", dlcfuzz::targets::ort_load, 400);
     for (k, r) in on_seeds.iter().enumerate() {

@@ -91,12 +91,7 @@ impl OrtCpu {
         level: usize,
         logger: Option<LoggerFunction>,
     ) -> Result<Session, ort::Error> {
-        let opt = match level {
-            0 => GraphOptimizationLevel::Disable,
-            1 => GraphOptimizationLevel::Level1,
-            2 => GraphOptimizationLevel::Level2,
-            _ => GraphOptimizationLevel::All,
-        };
+        let opt = optimization_level(level);
         let recover =
             |e: ort::Error<ort::session::builder::SessionBuilder>| ort::Error::new(e.message());
         let mut builder = Session::builder(self.env)?
@@ -115,6 +110,46 @@ impl OrtCpu {
             .with_memory_pattern(false)
             .map_err(recover)?
             .commit_from_memory(bytes)
+    }
+}
+
+impl OrtCpu {
+    /// The model as ONNX Runtime rewrites it at `level` (its optimized-model dump), to see
+    /// which rewrites a pattern triggered.
+    pub fn optimized_model(&self, bytes: &[u8], level: usize) -> Result<Vec<u8>, String> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static DUMPS: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "dlcfuzz-optimized-{}-{}.onnx",
+            std::process::id(),
+            DUMPS.fetch_add(1, Ordering::Relaxed)
+        ));
+        let opt = optimization_level(level);
+        let message =
+            |e: ort::Error<ort::session::builder::SessionBuilder>| e.message().to_string();
+        Session::builder(self.env)
+            .map_err(|e| e.to_string())?
+            .with_optimization_level(opt)
+            .map_err(message)?
+            .with_log_level(LogLevel::Fatal)
+            .map_err(message)?
+            .with_optimized_model_path(&path)
+            .map_err(message)?
+            .commit_from_memory(bytes)
+            .map_err(|e| e.to_string())?;
+        let dumped = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()));
+        let _ = std::fs::remove_file(&path);
+        dumped
+    }
+}
+
+/// ONNX Runtime's optimization level for level index `level` of [`LEVELS`].
+fn optimization_level(level: usize) -> GraphOptimizationLevel {
+    match level {
+        0 => GraphOptimizationLevel::Disable,
+        1 => GraphOptimizationLevel::Level1,
+        2 => GraphOptimizationLevel::Level2,
+        _ => GraphOptimizationLevel::All,
     }
 }
 

@@ -3,6 +3,7 @@
 use crate::backend::tract::Tract;
 use crate::campaign::harness::Harness;
 use crate::gen::Limits;
+use crate::mutate::patterns::{builtin, Library};
 use crate::oracle::Verdict;
 use std::sync::OnceLock;
 
@@ -22,6 +23,26 @@ fn harness(
 pub fn ort_cpu(data: &[u8]) -> Verdict {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
     let run = harness(&HARNESS, "ort_cpu", || Harness::ort_cpu(Limits::default())).test(data);
+    for name in crate::feedback::observe(&run.fired) {
+        eprintln!("dlcfuzz: transformer fired: {name}");
+    }
+    run.verdict
+}
+
+/// `ort_cpu_patterns`: like [`ort_cpu`], with optimizer patterns (OATest) spliced into each
+/// seed graph: the built-in library, or the one in the file `DLCFUZZ_PATTERNS` names (written
+/// by `dlcfuzz patterns extract`). The input starts with the splice header
+/// ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
+pub fn ort_cpu_patterns(data: &[u8]) -> Verdict {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    let run = harness(&HARNESS, "ort_cpu_patterns", || {
+        let library = match std::env::var_os("DLCFUZZ_PATTERNS") {
+            Some(path) => Library::load(std::path::Path::new(&path))?,
+            None => builtin::library(),
+        };
+        Ok(Harness::ort_cpu(Limits::default())?.with_patterns(library))
+    })
+    .test(data);
     for name in crate::feedback::observe(&run.fired) {
         eprintln!("dlcfuzz: transformer fired: {name}");
     }

@@ -8,7 +8,8 @@
 //! [`MAX_PATTERN_NODES`] keep their first nodes in graph order. Shapes and dtypes are dropped;
 //! data inputs that are initializers or `Constant` outputs stay constants (with their value
 //! when they are float scalars, which fusions check); shape, axes and pads operands are
-//! dropped, since our specs choose those. Models with no covered node, or that do not parse,
+//! dropped, since our specs choose those. `com.microsoft` QuantizeLinear/DequantizeLinear
+//! become the ONNX ops of the same formulas. Models with no covered node, or that do not parse,
 //! are dropped and counted by reason; identical abstract patterns of one pass are merged.
 
 use super::{data_arities, specs_for, transformer_for_pass, Granularity, Library, Pattern};
@@ -32,10 +33,11 @@ enum Producer {
     Const(Option<f64>),
 }
 
-/// The scalar value of a constant tensor, when it is a one-element float.
+/// The scalar value of a constant tensor, when it is a finite one-element float.
 fn scalar(t: &pb::TensorProto) -> Option<f64> {
     let t = tensor_from_proto(t).ok().flatten()?;
-    (t.data.dtype().is_float() && t.data.len() == 1).then(|| t.data.to_f64_vec()[0])
+    let value = (t.data.dtype().is_float() && t.data.len() == 1).then(|| t.data.to_f64_vec()[0]);
+    value.filter(|v| v.is_finite())
 }
 
 /// Whether a node belongs to the default ONNX domain.
@@ -53,9 +55,20 @@ fn qualified(n: &pb::NodeProto) -> String {
     }
 }
 
+/// Whether our specs may stand for `n`: a default-domain op, or one of the `com.microsoft`
+/// QuantizeLinear/DequantizeLinear contrib ops, which compute the same per-tensor formulas.
+fn covered_domain(n: &pb::NodeProto) -> bool {
+    default_domain(n)
+        || (n.domain.as_deref() == Some("com.microsoft")
+            && matches!(
+                n.op_type.as_deref(),
+                Some("QuantizeLinear" | "DequantizeLinear")
+            ))
+}
+
 /// How many of `n`'s inputs are data inputs for our spec, or `None` when no spec takes it.
 fn data_arity(n: &pb::NodeProto) -> Option<usize> {
-    if !default_domain(n) {
+    if !covered_domain(n) {
         return None;
     }
     let present = n.input.iter().take_while(|i| !i.is_empty()).count();

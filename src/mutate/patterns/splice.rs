@@ -103,6 +103,16 @@ fn splice_once<'m>(
     let mut fresh_holes: Vec<NodeIndex> = Vec::new();
     let mut produced: Vec<NodeIndex> = Vec::new();
     for node in &pattern.nodes {
+        // An earlier node instantiated with fewer outputs than this one reads: no splice.
+        let missing_output = node.inputs.iter().any(|s| match s {
+            Source::Node { node, output } => {
+                *output >= trial.graph.node(produced[*node]).outputs.len()
+            }
+            _ => false,
+        });
+        if missing_output {
+            return None;
+        }
         let fixed: Vec<Option<DType>> = node
             .inputs
             .iter()

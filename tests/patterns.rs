@@ -1,0 +1,165 @@
+//! OATest pattern synthesis end to end: extraction from ONNX Runtime's optimizer-test models
+//! (when present), validity of synthesized graphs on ONNX Runtime, and a spliced Conv+BN
+//! pattern making ONNX Runtime's fusion fire.
+
+use dlcfuzz::backend::ort::OrtCpu;
+use dlcfuzz::campaign::harness::Harness;
+use dlcfuzz::emit::onnx::{emit, pb};
+use dlcfuzz::gen::Limits;
+use dlcfuzz::mutate::patterns::{builtin, extract, Library};
+use dlcfuzz::ops::retype::check_graph;
+use dlcfuzz::oracle::{Skip, Verdict};
+use prost::Message;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn random_input(rng: &mut impl Rng) -> Vec<u8> {
+    let mut b = vec![0u8; 1400];
+    rng.fill(b.as_mut_slice());
+    b
+}
+
+#[test]
+fn extraction_over_ort_optimizer_tests_counts_patterns_per_pass() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/ort-pass-tests");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} is absent", dir.display());
+        return;
+    }
+    let library = extract::extract(&dir).expect("extraction");
+    eprint!("{}", library.stats());
+    let models: usize = library.models.values().sum();
+    let dropped: usize = library.dropped.values().sum();
+    assert_eq!(
+        models,
+        library.patterns.len() + library.duplicates + dropped,
+        "every model is a pattern, a duplicate or a counted drop"
+    );
+    assert!(
+        library.models.len() >= 40,
+        "{} passes",
+        library.models.len()
+    );
+    assert!(
+        library.patterns.len() >= 200,
+        "{} patterns",
+        library.patterns.len()
+    );
+    for p in &library.patterns {
+        p.validate().unwrap();
+        assert_eq!(
+            p.transformer.is_some(),
+            !matches!(p.pass.as_str(), "Test" | "test_transformer")
+        );
+    }
+    let per_pass = library.per_pass();
+    for pass in [
+        "ConvActivationFusion",
+        "TransposeOptimizer",
+        "QDQSelectorActionTransformer",
+    ] {
+        assert!(per_pass.contains_key(pass), "no pattern for {pass}");
+    }
+    let path = std::env::temp_dir().join(format!("dlcfuzz-extracted-{}.json", std::process::id()));
+    library.save(&path).unwrap();
+    assert_eq!(Library::load(&path).unwrap(), library);
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
+fn synthesized_graphs_are_valid_on_onnx_runtime() {
+    let harness = Harness::ort_cpu(Limits::default())
+        .expect("ONNX Runtime")
+        .with_patterns(builtin::library());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let cases = 1000;
+    let (mut valid, mut finite, mut with_pattern) = (0, 0, 0);
+    let mut invalid: Vec<String> = Vec::new();
+    let mut findings: BTreeMap<String, usize> = BTreeMap::new();
+    for _ in 0..cases {
+        let run = harness.test(&random_input(&mut rng));
+        check_graph(&run.case.graph).expect("spliced graphs re-type with the specs");
+        with_pattern += usize::from(!run.case.spliced.is_empty());
+        match &run.verdict {
+            Verdict::Skipped(Skip::Invalid(m)) | Verdict::Skipped(Skip::Unsupported(m)) => {
+                invalid.push(m.chars().take(200).collect())
+            }
+            Verdict::Skipped(Skip::NonFinite) => valid += 1,
+            Verdict::Found(f) => {
+                *findings.entry(f.signature.clone()).or_default() += 1;
+                valid += 1;
+                finite += 1;
+            }
+            _ => {
+                valid += 1;
+                finite += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{cases} cases: {with_pattern} with a pattern, {valid} valid, {finite} numerically valid"
+    );
+    for (s, n) in &findings {
+        eprintln!("finding x{n}: {s}");
+    }
+    for m in invalid.iter().take(5) {
+        eprintln!("invalid: {m}");
+    }
+    assert!(
+        with_pattern * 100 >= cases * 95,
+        "{with_pattern} of {cases}"
+    );
+    assert!(valid * 100 >= cases * 99, "{valid} of {cases} valid");
+}
+
+/// Number of nodes of type `op` in a serialized model.
+fn count_ops(model: &[u8], op: &str) -> usize {
+    let proto = pb::ModelProto::decode(model).expect("a model");
+    proto
+        .graph
+        .iter()
+        .flat_map(|g| &g.node)
+        .filter(|n| n.op_type.as_deref() == Some(op))
+        .count()
+}
+
+#[test]
+fn a_spliced_conv_bn_pattern_makes_the_fusion_fire() {
+    let ort = OrtCpu::new().expect("ONNX Runtime");
+    let mut library = builtin::library();
+    library.patterns.retain(|p| p.name == "conv_bn");
+    assert_eq!(library.patterns.len(), 1);
+    let harness = Harness::ort_cpu(Limits::default())
+        .expect("ONNX Runtime")
+        .with_patterns(library);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let (mut spliced, mut fused, mut signalled) = (0, 0, 0);
+    for _ in 0..60 {
+        let bytes = random_input(&mut rng);
+        let case = harness.decode(&bytes);
+        if case.spliced.is_empty() {
+            continue;
+        }
+        spliced += 1;
+        let model = emit(&case);
+        let before = count_ops(&model.bytes, "BatchNormalization");
+        assert!(before >= 1);
+        let Ok(optimized) = ort.optimized_model(&model.bytes, 1) else {
+            continue;
+        };
+        // ConvBNFusion folds the BatchNormalization into the Conv's weights and bias.
+        if count_ops(&optimized, "BatchNormalization") < before {
+            fused += 1;
+            let run = harness.test(&bytes);
+            signalled += usize::from(run.fired.iter().any(|t| t == "Level1_RuleBasedTransformer"));
+        }
+    }
+    eprintln!("conv_bn: {spliced} spliced, {fused} fused, {signalled} with the transformer signal");
+    assert!(spliced >= 40, "{spliced} of 60 spliced");
+    assert!(fused * 2 >= spliced, "only {fused} of {spliced} fused");
+    assert_eq!(
+        signalled, fused,
+        "the transformer-fired signal agrees with the model diff"
+    );
+}
