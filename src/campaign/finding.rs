@@ -1,6 +1,7 @@
 //! Writing a finding to disk: the fuzz input, the model, a standalone `repro.py` and
 //! `report.json`.
 
+use super::bisect::{bisect, Culprits};
 use super::harness::TestRun;
 use crate::backend::Backend;
 use crate::ir::{Tensor, TensorType};
@@ -24,6 +25,11 @@ pub struct Report<'a> {
     pub input_bytes: usize,
     /// How to replay.
     pub replay: String,
+    /// Optimizer patterns spliced into the case (OATest), in order.
+    pub spliced: &'a [crate::gen::Spliced],
+    /// The culprit transformers (ONNX Runtime findings against the unoptimized run), or why
+    /// the bisection could not say.
+    pub culprits: Option<Result<Culprits, String>>,
 }
 
 /// A short stable hex id for a signature.
@@ -44,8 +50,9 @@ fn python_tensor(t: &Tensor) -> String {
     )
 }
 
-/// A standalone Python reproducer needing only onnxruntime and numpy.
-pub fn repro_py(run: &TestRun, finding: &Finding) -> String {
+/// A standalone Python reproducer needing only onnxruntime and numpy; with `culprits`, it
+/// also shows that disabling them makes the failure go away.
+pub fn repro_py(run: &TestRun, finding: &Finding, culprits: Option<&Culprits>) -> String {
     let feeds: Vec<String> = run
         .model
         .inputs
@@ -71,28 +78,48 @@ FEEDS = {{
 {feeds}
 }}
 
-def run(level):
+# Culprit transformers from bisect.py (empty: not bisected).
+CULPRITS = {culprits}
+
+def run(level, disabled=()):
     so = ort.SessionOptions()
     so.graph_optimization_level = level
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
     return sess.run(None, FEEDS)
 
-ref = run(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-try:
-    got = run(ort.GraphOptimizationLevel.{level})
-except Exception as e:  # the optimized level fails where the reference runs
-    print("FAILURE at level {level_name}:", e)
-    sys.exit(1)
-for i, (r, g) in enumerate(zip(ref, got)):
-    if r.shape != g.shape or not np.allclose(r.astype(np.float64), g.astype(np.float64), rtol=1e-3, atol=1e-3, equal_nan=True):
-        print(f"MISMATCH in output {{i}}: max abs diff", np.max(np.abs(r.astype(np.float64) - g.astype(np.float64))) if r.shape == g.shape else (r.shape, g.shape))
-        sys.exit(1)
-print("outputs agree: not reproduced")
+def failure(ref, level, disabled=()):
+    try:
+        got = run(level, disabled)
+    except Exception as e:  # the optimized level fails where the reference runs
+        return f"FAILURE: {{e}}"
+    for i, (r, g) in enumerate(zip(ref, got)):
+        if r.shape != g.shape or not np.allclose(r.astype(np.float64), g.astype(np.float64), rtol=1e-3, atol=1e-3, equal_nan=True):
+            diff = np.max(np.abs(r.astype(np.float64) - g.astype(np.float64))) if r.shape == g.shape else (r.shape, g.shape)
+            return f"MISMATCH in output {{i}}: max abs diff {{diff}}"
+    return None
+
+def main():
+    ref = run(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    level = ort.GraphOptimizationLevel.{level}
+    found = failure(ref, level)
+    if found is None:
+        print("outputs agree: not reproduced")
+        return 0
+    print("at level {level_name}:", found)
+    if CULPRITS:
+        again = failure(ref, level, CULPRITS)
+        print("with the culprits", CULPRITS, "disabled:", again or "the failure is gone")
+    return 1
+
+if __name__ == "__main__":
+    sys.exit(main())
 "#,
         signature = finding.signature.replace('"', "'"),
         level_name = finding.level,
         feeds = feeds.join("\n"),
+        culprits = serde_json::to_string(&culprits.map_or(&[][..], |c| c.culprits.as_slice()))
+            .expect("strings serialize"),
     )
 }
 
@@ -120,8 +147,16 @@ pub fn write_finding(
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("input.bin"), bytes)?;
     std::fs::write(dir.join("model.onnx"), &run.model.bytes)?;
+    let mut culprits = None;
     if backend.levels() == crate::backend::ort::LEVELS {
-        std::fs::write(dir.join("repro.py"), repro_py(run, finding))?;
+        std::fs::write(dir.join("repro.py"), repro_py(run, finding, None))?;
+        if finding.level != crate::backend::ort::LEVELS[0] {
+            let found = bisect(&dir, &finding.level);
+            if let Ok(c) = &found {
+                std::fs::write(dir.join("repro.py"), repro_py(run, finding, Some(c)))?;
+            }
+            culprits = Some(found);
+        }
     }
     let report = Report {
         finding,
@@ -130,10 +165,17 @@ pub fn write_finding(
         nodes: run.case.graph.op_count(),
         input_bytes: bytes.len(),
         replay: format!(
-            "dlcfuzz replay --backend {} {}",
+            "dlcfuzz replay --backend {}{} {}",
             backend.name(),
+            if run.case.spliced.is_empty() {
+                ""
+            } else {
+                " --patterns <the campaign's library: builtin or its file>"
+            },
             dir.display()
         ),
+        spliced: &run.case.spliced,
+        culprits,
     };
     std::fs::write(
         dir.join("report.json"),

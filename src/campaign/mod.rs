@@ -4,6 +4,7 @@
 //! the next campaign on the same folder files those bytes as a crash finding, so nothing is
 //! lost. (Isolating backends in child processes is the job of the campaign runner to come.)
 
+pub mod bisect;
 pub mod finding;
 pub mod harness;
 
