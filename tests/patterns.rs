@@ -2,16 +2,15 @@
 //! (when present), validity of synthesized graphs on ONNX Runtime, and a spliced Conv+BN
 //! pattern making ONNX Runtime's fusion fire.
 
-use dlcfuzz::backend::ort::OrtCpu;
+use dlcfuzz::backend::ort::{OrtCpu, LEVELS};
 use dlcfuzz::campaign::harness::Harness;
+use dlcfuzz::campaign::Stats;
 use dlcfuzz::emit::onnx::{emit, pb};
 use dlcfuzz::gen::Limits;
 use dlcfuzz::mutate::patterns::{builtin, extract, Library};
 use dlcfuzz::ops::retype::check_graph;
-use dlcfuzz::oracle::{Skip, Verdict};
 use prost::Message;
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 fn random_input(rng: &mut impl Rng) -> Vec<u8> {
@@ -74,43 +73,41 @@ fn synthesized_graphs_are_valid_on_onnx_runtime() {
         .with_patterns(builtin::library());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let cases = 1000;
-    let (mut valid, mut finite, mut with_pattern) = (0, 0, 0);
-    let mut invalid: Vec<String> = Vec::new();
-    let mut findings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut with_pattern = 0;
+    let mut stats = Stats::default();
+    let start = std::time::Instant::now();
     for _ in 0..cases {
         let run = harness.test(&random_input(&mut rng));
         check_graph(&run.case.graph).expect("spliced graphs re-type with the specs");
         with_pattern += usize::from(!run.case.spliced.is_empty());
-        match &run.verdict {
-            Verdict::Skipped(Skip::Invalid(m)) | Verdict::Skipped(Skip::Unsupported(m)) => {
-                invalid.push(m.chars().take(200).collect())
-            }
-            Verdict::Skipped(Skip::NonFinite) => valid += 1,
-            Verdict::Found(f) => {
-                *findings.entry(f.signature.clone()).or_default() += 1;
-                valid += 1;
-                finite += 1;
-            }
-            _ => {
-                valid += 1;
-                finite += 1;
-            }
-        }
+        stats.record(
+            &run.verdict,
+            run.case.graph.op_count(),
+            &run.fired,
+            LEVELS[0],
+        );
     }
+    stats.finish(start.elapsed());
     eprintln!(
-        "{cases} cases: {with_pattern} with a pattern, {valid} valid, {finite} numerically valid"
+        "{cases} cases: {with_pattern} with a pattern, valid {:.3}, numerically valid {:.3}",
+        stats.valid_fraction,
+        stats.valid_fraction - stats.non_finite_fraction
     );
-    for (s, n) in &findings {
+    for (s, n) in &stats.signatures {
         eprintln!("finding x{n}: {s}");
     }
-    for m in invalid.iter().take(5) {
+    for m in &stats.sample_skips {
         eprintln!("invalid: {m}");
     }
     assert!(
         with_pattern * 100 >= cases * 95,
         "{with_pattern} of {cases}"
     );
-    assert!(valid * 100 >= cases * 99, "{valid} of {cases} valid");
+    assert!(
+        stats.valid_fraction >= 0.99,
+        "valid fraction {:.3}",
+        stats.valid_fraction
+    );
 }
 
 /// Number of nodes of type `op` in a serialized model.

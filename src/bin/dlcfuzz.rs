@@ -13,7 +13,7 @@ use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::mutate::patterns::recipe::HEADER_BYTES;
-use dlcfuzz::mutate::patterns::{builtin, extract, Library};
+use dlcfuzz::mutate::patterns::{extract, Library};
 use dlcfuzz::oracle::Verdict;
 use dlcfuzz::values::repair::search_with_repair;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
@@ -218,11 +218,7 @@ fn backend(name: &str) -> Result<Box<dyn Backend>> {
 
 /// The pattern library called `name`: `builtin`, or a file written by `patterns extract`.
 fn library(name: &str) -> Result<Library> {
-    if name == "builtin" {
-        Ok(builtin::library())
-    } else {
-        Library::load(std::path::Path::new(name)).map_err(anyhow::Error::msg)
-    }
+    Library::named(name).map_err(anyhow::Error::msg)
 }
 
 /// The harness testing the backend called `name`, splicing the patterns of `patterns` when
@@ -291,45 +287,29 @@ impl ValueTally {
     }
 }
 
-/// Counts of a pattern-synthesis benchmark.
+/// Counts of a pattern-synthesis benchmark: the campaign's [`campaign::Stats`] plus splices
+/// and triggering.
 #[derive(Default)]
 struct PatternTally {
-    cases: usize,
+    stats: campaign::Stats,
     spliced_cases: usize,
     splices: usize,
-    valid: usize,
-    numerically_valid: usize,
     /// Per pass: (tests whose splice targets it and whose transformer is known, of those
     /// the tests in which it fired).
     triggered: std::collections::BTreeMap<String, (usize, usize)>,
-    nodes: usize,
-    findings: std::collections::BTreeMap<String, usize>,
-    invalid_samples: Vec<String>,
 }
 
 impl PatternTally {
     fn add(&mut self, run: &dlcfuzz::campaign::harness::TestRun) {
-        self.cases += 1;
-        self.nodes += run.case.graph.op_count();
+        let reference_level = dlcfuzz::backend::ort::LEVELS[0];
+        self.stats.record(
+            &run.verdict,
+            run.case.graph.op_count(),
+            &run.fired,
+            reference_level,
+        );
         self.splices += run.case.spliced.len();
         self.spliced_cases += usize::from(!run.case.spliced.is_empty());
-        let (valid, finite) = match &run.verdict {
-            Verdict::Pass | Verdict::Found(_) => (true, true),
-            Verdict::Skipped(dlcfuzz::oracle::Skip::NonFinite) => (true, false),
-            Verdict::Skipped(dlcfuzz::oracle::Skip::Explained(_)) => (true, true),
-            Verdict::Skipped(skip) => {
-                if self.invalid_samples.len() < 10 {
-                    self.invalid_samples
-                        .push(format!("{skip:?}").chars().take(240).collect());
-                }
-                (false, false)
-            }
-        };
-        self.valid += usize::from(valid);
-        self.numerically_valid += usize::from(finite);
-        if let Verdict::Found(f) = &run.verdict {
-            *self.findings.entry(f.signature.clone()).or_default() += 1;
-        }
         let mut seen = std::collections::BTreeSet::new();
         for s in &run.case.spliced {
             let Some(t) = &s.transformer else { continue };
@@ -342,8 +322,10 @@ impl PatternTally {
         }
     }
 
-    fn summary(&self, count: usize, elapsed: Duration) -> serde_json::Value {
-        let n = count.max(1) as f64;
+    fn summary(&mut self, elapsed: Duration) -> serde_json::Value {
+        self.stats.finish(elapsed);
+        let stats = &self.stats;
+        let n = stats.tests.max(1) as f64;
         let (targeted, fired) = self
             .triggered
             .values()
@@ -354,17 +336,17 @@ impl PatternTally {
             .map(|(p, (t, f))| (p, format!("{f}/{t}")))
             .collect();
         serde_json::json!({
-            "cases": self.cases,
+            "cases": stats.tests,
             "cases_with_a_pattern": self.spliced_cases as f64 / n,
             "patterns_per_case": self.splices as f64 / n,
-            "mean_nodes": self.nodes as f64 / n,
-            "valid_fraction": self.valid as f64 / n,
-            "numerically_valid_fraction": self.numerically_valid as f64 / n,
+            "mean_nodes": stats.mean_nodes,
+            "valid_fraction": stats.valid_fraction,
+            "numerically_valid_fraction": stats.valid_fraction - stats.non_finite_fraction,
             "optimization_triggering_rate": fired as f64 / targeted.max(1) as f64,
             "triggered_per_pass": per_pass,
-            "tests_per_s": n / elapsed.as_secs_f64(),
-            "findings": self.findings,
-            "invalid_samples": self.invalid_samples,
+            "tests_per_s": stats.tests_per_s,
+            "findings": stats.signatures,
+            "invalid_samples": stats.sample_skips,
         })
     }
 }
@@ -600,7 +582,7 @@ fn main() -> Result<()> {
             bar.finish_and_clear();
             println!(
                 "{}",
-                serde_json::to_string_pretty(&tally.summary(count, start.elapsed()))?
+                serde_json::to_string_pretty(&tally.summary(start.elapsed()))?
             );
         }
         Command::Patterns {

@@ -38,7 +38,7 @@ pub struct Generated {
 
 /// A choice in `[0, n)` from the bytes, shifted by the attempt number so that retries on
 /// exhausted input still explore.
-fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
+pub(crate) fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
     if n == 0 {
         return 0;
     }

@@ -26,49 +26,41 @@ fn scale_and_zero_point(cx: &mut AttrCx, quantized: DType) -> Vec<ConstInput<Int
     ]
 }
 
-/// `QuantizeLinear(x: f32, scale, zero_point) -> u8 | i8`.
-struct QuantizeLinear;
+/// `QuantizeLinear(x: f32, scale, zero_point) -> u8 | i8` or, with `dequantize`,
+/// `DequantizeLinear(x: u8 | i8, scale, zero_point) -> f32`: the same constants, the
+/// quantized type on the other side.
+struct Linear {
+    dequantize: bool,
+}
 
-impl OpSpec for QuantizeLinear {
-    fn name(&self) -> &'static str {
-        "QuantizeLinear"
-    }
-    fn sigs(&self) -> Vec<Sig> {
-        QUANTIZED
-            .iter()
-            .map(|q| Sig::new(vec![DType::F32], vec![*q]))
-            .collect()
-    }
-    fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
-        let quantized = cx.sig.outputs[0];
-        SymAttrs {
-            consts: scale_and_zero_point(cx, quantized),
-            ..SymAttrs::default()
+impl Linear {
+    /// The signature with quantized type `q`.
+    fn sig(&self, q: DType) -> Sig {
+        if self.dequantize {
+            Sig::new(vec![q], vec![DType::F32])
+        } else {
+            Sig::new(vec![DType::F32], vec![q])
         }
-    }
-    fn requires(&self, _a: &SymAttrs, _ins: &[SymTensor]) -> Vec<Bool> {
-        Vec::new()
-    }
-    fn type_transfer(&self, _a: &SymAttrs, ins: &[SymTensor]) -> Vec<Vec<Int>> {
-        vec![ins[0].dims.clone()]
     }
 }
 
-/// `DequantizeLinear(x: u8 | i8, scale, zero_point) -> f32`.
-struct DequantizeLinear;
-
-impl OpSpec for DequantizeLinear {
+impl OpSpec for Linear {
     fn name(&self) -> &'static str {
-        "DequantizeLinear"
+        if self.dequantize {
+            "DequantizeLinear"
+        } else {
+            "QuantizeLinear"
+        }
     }
     fn sigs(&self) -> Vec<Sig> {
-        QUANTIZED
-            .iter()
-            .map(|q| Sig::new(vec![*q], vec![DType::F32]))
-            .collect()
+        QUANTIZED.iter().map(|q| self.sig(*q)).collect()
     }
     fn attrs(&self, cx: &mut AttrCx, _ins: &[SymTensor]) -> SymAttrs {
-        let quantized = cx.sig.inputs[0];
+        let quantized = if self.dequantize {
+            cx.sig.inputs[0]
+        } else {
+            cx.sig.outputs[0]
+        };
         SymAttrs {
             consts: scale_and_zero_point(cx, quantized),
             ..SymAttrs::default()
@@ -84,7 +76,10 @@ impl OpSpec for DequantizeLinear {
 
 /// QuantizeLinear and DequantizeLinear.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    vec![Box::new(QuantizeLinear), Box::new(DequantizeLinear)]
+    vec![
+        Box::new(Linear { dequantize: false }),
+        Box::new(Linear { dequantize: true }),
+    ]
 }
 
 #[cfg(test)]
@@ -106,7 +101,7 @@ mod tests {
                 class: super::super::DEFAULT_CLASS,
                 out_rank: None,
             };
-            let attrs = DequantizeLinear.attrs(&mut cx, &[]);
+            let attrs = Linear { dequantize: true }.attrs(&mut cx, &[]);
             let ConstInput::Scalar(DType::F32, scale) = attrs.consts[0] else {
                 panic!("scale is an f32 scalar: {:?}", attrs.consts[0]);
             };

@@ -1,9 +1,9 @@
 //! The differential targets: one lazily built harness per target, one test per input.
 
 use crate::backend::tract::Tract;
-use crate::campaign::harness::Harness;
+use crate::campaign::harness::{Harness, TestRun};
 use crate::gen::Limits;
-use crate::mutate::patterns::{builtin, Library};
+use crate::mutate::patterns::Library;
 use crate::oracle::Verdict;
 use std::sync::OnceLock;
 
@@ -22,7 +22,12 @@ fn harness(
 /// ([`crate::feedback`]); each one seen for the first time is printed.
 pub fn ort_cpu(data: &[u8]) -> Verdict {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
-    let run = harness(&HARNESS, "ort_cpu", || Harness::ort_cpu(Limits::default())).test(data);
+    observed(harness(&HARNESS, "ort_cpu", || Harness::ort_cpu(Limits::default())).test(data))
+}
+
+/// The verdict of an ONNX Runtime run, after its fired transformers went to libFuzzer's extra
+/// counters (each one seen for the first time is printed).
+fn observed(run: TestRun) -> Verdict {
     for name in crate::feedback::observe(&run.fired) {
         eprintln!("dlcfuzz: transformer fired: {name}");
     }
@@ -35,18 +40,14 @@ pub fn ort_cpu(data: &[u8]) -> Verdict {
 /// ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
 pub fn ort_cpu_patterns(data: &[u8]) -> Verdict {
     static HARNESS: OnceLock<Harness> = OnceLock::new();
-    let run = harness(&HARNESS, "ort_cpu_patterns", || {
-        let library = match std::env::var_os("DLCFUZZ_PATTERNS") {
-            Some(path) => Library::load(std::path::Path::new(&path))?,
-            None => builtin::library(),
-        };
-        Ok(Harness::ort_cpu(Limits::default())?.with_patterns(library))
-    })
-    .test(data);
-    for name in crate::feedback::observe(&run.fired) {
-        eprintln!("dlcfuzz: transformer fired: {name}");
-    }
-    run.verdict
+    observed(
+        harness(&HARNESS, "ort_cpu_patterns", || {
+            let name = std::env::var_os("DLCFUZZ_PATTERNS")
+                .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned());
+            Ok(Harness::ort_cpu(Limits::default())?.with_patterns(Library::named(&name)?))
+        })
+        .test(data),
+    )
 }
 
 /// `tract`: a generated model through tract typed, decluttered and optimized. tract's panics

@@ -113,8 +113,9 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
     for t in &graph.initializer {
         producers.insert(t.name.as_deref().unwrap_or(""), Producer::Const(scalar(t)));
     }
-    // Nodes other than Constant, with their data arity when covered.
-    let mut nodes: Vec<(usize, Option<usize>)> = Vec::new();
+    // Nodes other than Constant, counted; the covered ones with their data arity.
+    let mut op_nodes = 0;
+    let mut arity: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, n) in graph.node.iter().enumerate() {
         if n.op_type.as_deref() == Some("Constant") && default_domain(n) {
             let value = n
@@ -131,24 +132,18 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
         for (k, o) in n.output.iter().enumerate() {
             producers.insert(o, Producer::Node { node: i, output: k });
         }
-        nodes.push((i, data_arity(n)));
+        op_nodes += 1;
+        if let Some(a) = data_arity(n) {
+            arity.insert(i, a);
+        }
     }
-    let covered: Vec<usize> = nodes
-        .iter()
-        .filter(|(_, a)| a.is_some())
-        .map(|(i, _)| *i)
-        .collect();
-    if covered.is_empty() {
+    if arity.is_empty() {
         return Err("no op our specs cover".into());
     }
-    let arity: BTreeMap<usize, usize> = nodes
-        .iter()
-        .filter_map(|(i, a)| a.map(|a| (*i, a)))
-        .collect();
     // The largest connected part of covered nodes.
     let mut sets = UnionFind::<usize>::new(graph.node.len());
-    for &i in &covered {
-        for input in graph.node[i].input.iter().take(arity[&i]) {
+    for (&i, &a) in &arity {
+        for input in graph.node[i].input.iter().take(a) {
             if let Some(Producer::Node { node, .. }) = producers.get(input.as_str()) {
                 if arity.contains_key(node) {
                     sets.union(i, *node);
@@ -157,14 +152,14 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
         }
     }
     let mut parts: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &i in &covered {
+    for &i in arity.keys() {
         parts.entry(sets.find(i)).or_default().push(i);
     }
     let part = parts
         .into_values()
         .max_by_key(|p| p.len())
-        .expect("covered is not empty");
-    let granularity = if part.len() == nodes.len() {
+        .expect("some node is covered");
+    let granularity = if part.len() == op_nodes {
         Granularity::Block
     } else {
         Granularity::Subgraph

@@ -231,6 +231,16 @@ impl Library {
         Ok(library)
     }
 
+    /// The library called `name`: `builtin` ([`builtin::library`]), or a file written by
+    /// [`Library::save`].
+    pub fn named(name: &str) -> Result<Library, String> {
+        if name == "builtin" {
+            Ok(builtin::library())
+        } else {
+            Library::load(Path::new(name))
+        }
+    }
+
     /// Writes the library as JSON.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;

@@ -13,11 +13,11 @@
 //! the graph as it was.
 
 use super::{bridge, specs_for, Pattern, Source};
-use crate::gen::insert::{Generator, Plan};
+use crate::gen::insert::{pick, Generator, Plan};
 use crate::gen::menu::Choice;
 use crate::gen::Menu;
 use crate::ir::{DType, NodeKind, ValueRef};
-use crate::ops::{registry, SpecId, ValueDomain};
+use crate::ops::{registry, SpecId, ValueDomain, MAX_RANK};
 use arbitrary::Unstructured;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeSet;
@@ -26,15 +26,6 @@ use std::collections::BTreeSet;
 const ATTEMPTS: usize = 4;
 /// Whole-splice tries before giving up.
 const ROUNDS: usize = 3;
-
-/// A choice in `[0, n)` from the bytes, shifted by the attempt so retries differ.
-fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
-    if n == 0 {
-        0
-    } else {
-        (usize::from(u.arbitrary::<u16>().unwrap_or(0)) + attempt * 7) % n
-    }
-}
 
 /// The (spec, choice) pairs that can instantiate pattern node `op` with `arity` data inputs,
 /// class `class`, and the dtypes already fixed per slot.
@@ -103,26 +94,30 @@ fn splice_once<'m>(
     let mut fresh_holes: Vec<NodeIndex> = Vec::new();
     let mut produced: Vec<NodeIndex> = Vec::new();
     for node in &pattern.nodes {
-        // An earlier node instantiated with fewer outputs than this one reads: no splice.
-        let missing_output = node.inputs.iter().any(|s| match s {
-            Source::Node { node, output } => {
-                *output >= trial.graph.node(produced[*node]).outputs.len()
-            }
-            _ => false,
-        });
-        if missing_output {
-            return None;
-        }
-        let fixed: Vec<Option<DType>> = node
-            .inputs
-            .iter()
-            .map(|s| match s {
+        // The tensors the node's inputs are already bound to: earlier pattern nodes' outputs
+        // and holes bound by earlier nodes.
+        let mut bound: Vec<Option<ValueRef>> = Vec::with_capacity(node.inputs.len());
+        for source in &node.inputs {
+            bound.push(match source {
                 Source::Node { node, output } => {
-                    Some(trial.graph.node(produced[*node]).outputs[*output].dtype)
+                    let v = ValueRef {
+                        node: produced[*node],
+                        output: *output,
+                    };
+                    // An earlier node instantiated with fewer outputs than this one reads: no
+                    // splice.
+                    if *output >= trial.graph.node(v.node).outputs.len() {
+                        return None;
+                    }
+                    Some(v)
                 }
-                Source::Hole(k) => holes[*k].map(|v| trial.graph.ty(v).dtype),
+                Source::Hole(k) => holes[*k],
                 Source::Const(_) => None,
-            })
+            });
+        }
+        let fixed: Vec<Option<DType>> = bound
+            .iter()
+            .map(|v| v.map(|v| trial.graph.ty(v).dtype))
             .collect();
         let options = options(menu, &node.op, node.class.as_deref(), &fixed);
         if options.is_empty() {
@@ -152,15 +147,7 @@ fn splice_once<'m>(
             let mut plans = Vec::with_capacity(node.inputs.len());
             let mut lead_rank = None;
             for (slot, source) in node.inputs.iter().enumerate() {
-                let existing = match source {
-                    Source::Node { node, output } => Some(ValueRef {
-                        node: produced[*node],
-                        output: *output,
-                    }),
-                    Source::Hole(k) => holes[*k],
-                    Source::Const(_) => None,
-                };
-                let plan = if let Some(v) = existing {
+                let plan = if let Some(v) = bound[slot] {
                     Plan::Existing(v)
                 } else {
                     let reusable: Vec<ValueRef> = context
@@ -184,8 +171,8 @@ fn splice_once<'m>(
                         let rank = if scalar && ranks[slot].contains(&0) {
                             0
                         } else {
-                            let want = lead_rank.unwrap_or(2 + pick(u, 3, attempt) % 3);
-                            want.clamp(*ranks[slot].start(), (*ranks[slot].end()).min(4))
+                            let want = lead_rank.unwrap_or(2 + pick(u, 3, attempt));
+                            want.clamp(*ranks[slot].start(), (*ranks[slot].end()).min(MAX_RANK))
                         };
                         Plan::Fresh {
                             domain: domains[slot],
