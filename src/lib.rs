@@ -17,7 +17,9 @@ pub mod mutate;
 pub mod ops;
 pub mod oracle;
 pub mod paths;
+pub mod reduce;
 pub mod reference;
+pub mod report;
 pub mod targets;
 pub mod values;
 

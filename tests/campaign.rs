@@ -2,8 +2,10 @@
 //! replay from saved bytes, and recovery of an input left by a process that died.
 
 use dlcfuzz::backend::{Backend, BackendError, ErrorClass, Stage};
+use dlcfuzz::campaign::executor::{Executor, InProcess, Target};
 use dlcfuzz::campaign::harness::Harness;
-use dlcfuzz::campaign::{self, CampaignOptions};
+use dlcfuzz::campaign::runner::{self, CampaignConfig};
+use dlcfuzz::campaign::{self, Stats};
 use dlcfuzz::emit::onnx::OnnxModel;
 use dlcfuzz::gen::{Limits, Menu};
 use dlcfuzz::ir::{Buffer, Tensor};
@@ -114,28 +116,46 @@ fn the_oracle_classifies_each_outcome() {
     ));
 }
 
+fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) -> CampaignConfig {
+    CampaignConfig {
+        out: out.to_path_buf(),
+        target: Target {
+            backend: "scripted".into(),
+            max_nodes: 10,
+            patterns: None,
+        },
+        time: Duration::from_secs(60),
+        max_tests,
+        seed,
+        input_len,
+        resume: false,
+        reduce: None,
+    }
+}
+
+fn run_in_process(config: &CampaignConfig, script: Script) -> Stats {
+    let executors: Vec<Box<dyn Executor + Send>> = vec![Box::new(InProcess {
+        harness: harness(script),
+    })];
+    runner::run(config, executors, false, &|_| {}).expect("campaign runs")
+}
+
 #[test]
 fn a_campaign_writes_one_replayable_folder_per_signature() {
     let out = tempfile::tempdir().expect("temp dir");
-    let h = harness(Script::OptimizerFails);
-    let opts = CampaignOptions {
-        out: out.path(),
-        time: Duration::from_secs(60),
-        seed: 1,
-        input_len: 600,
-        max_tests: 5,
-    };
-    let stats = campaign::fuzz(&h, &opts, |_| {}).expect("campaign runs");
+    let stats = run_in_process(&config(out.path(), 1, 600, 5), Script::OptimizerFails);
     assert_eq!(stats.tests, 5);
     assert_eq!(stats.findings, 1);
-    let folders: Vec<_> = std::fs::read_dir(out.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
+    let folders = runner::finding_dirs(out.path());
     assert_eq!(folders.len(), 1);
     let dir = &folders[0];
-    for file in ["input.bin", "model.onnx", "repro.py", "report.json"] {
+    for file in [
+        "input.bin",
+        "model.onnx",
+        "repro.py",
+        "report.json",
+        "target.json",
+    ] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
     assert_eq!(
@@ -149,7 +169,7 @@ fn a_campaign_writes_one_replayable_folder_per_signature() {
     assert!(repro.contains("ORT_ENABLE_BASIC") && repro.contains("import onnxruntime"));
     // Replaying the saved bytes regenerates the saved model and the same verdict.
     let bytes = campaign::read_input(dir).unwrap();
-    let replay = h.test(&bytes);
+    let replay = harness(Script::OptimizerFails).test(&bytes);
     assert_eq!(
         replay.model.bytes,
         std::fs::read(dir.join("model.onnx")).unwrap()
@@ -158,37 +178,59 @@ fn a_campaign_writes_one_replayable_folder_per_signature() {
         Verdict::Found(f) => assert_eq!(serde_json::to_value(&f).unwrap(), report["finding"]),
         other => panic!("replay lost the finding: {other:?}"),
     }
-    assert!(!out.path().join(".inflight").exists());
+    // The state and the time series are on disk; nothing is left in flight.
+    let csv = std::fs::read_to_string(out.path().join("stats.csv")).unwrap();
+    assert!(
+        csv.lines().nth(1).is_some_and(|l| l.contains(",5,")),
+        "{csv}"
+    );
+    assert!(!out.path().join("inflight/job-0/input.bin").exists());
 }
 
 #[test]
-fn an_input_left_by_a_dead_process_becomes_a_crash_finding() {
+fn a_resumed_campaign_continues_the_input_stream_and_keeps_counts() {
     let out = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        out.path().join(".inflight"),
-        b"bytes that killed the backend",
-    )
-    .unwrap();
-    let opts = CampaignOptions {
-        out: out.path(),
-        time: Duration::from_secs(60),
-        seed: 2,
-        input_len: 100,
-        max_tests: 1,
-    };
-    campaign::fuzz(&harness(Script::Agree), &opts, |_| {}).expect("campaign runs");
-    let crash = std::fs::read_dir(out.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("crash-")
-        })
+    let first = run_in_process(&config(out.path(), 4, 600, 3), Script::OptimizerFails);
+    assert_eq!(first.tests, 3);
+    let mut again = config(out.path(), 4, 600, 7);
+    assert!(
+        runner::run(&again, vec![], false, &|_| {}).is_err(),
+        "needs --resume"
+    );
+    again.resume = true;
+    let second = run_in_process(&again, Script::OptimizerFails);
+    assert_eq!(second.tests, 7, "the total goes on from the saved state");
+    assert_eq!(second.signatures.values().sum::<u64>(), 7);
+    let mut other = again.clone();
+    other.seed = 5;
+    assert!(
+        runner::run(&other, vec![], false, &|_| {}).is_err(),
+        "settings must match"
+    );
+}
+
+#[test]
+fn an_input_left_by_a_dead_in_process_run_becomes_a_crash_finding() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let mut cfg = config(out.path(), 2, 100, 1);
+    run_in_process(&cfg, Script::Agree);
+    let job = out.path().join("inflight/job-0");
+    std::fs::write(job.join("input.bin"), b"bytes that killed the backend").unwrap();
+    cfg.resume = true;
+    cfg.max_tests = 2;
+    run_in_process(&cfg, Script::Agree);
+    let crash = runner::finding_dirs(out.path())
+        .into_iter()
+        .next()
         .expect("a crash folder");
     assert_eq!(
         std::fs::read(crash.join("input.bin")).unwrap(),
         b"bytes that killed the backend"
     );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(crash.join("report.json")).unwrap()).unwrap();
+    assert!(report["finding"]["signature"]
+        .as_str()
+        .unwrap()
+        .starts_with("crash:process-died"));
 }

@@ -2,6 +2,7 @@
 //! optimization levels and returns the outputs or a classified error.
 
 pub mod capability;
+pub mod faulty;
 pub mod ort;
 pub mod panic;
 pub mod tract;

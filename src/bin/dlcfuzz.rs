@@ -7,14 +7,19 @@ use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::tract::Tract;
 use dlcfuzz::backend::Backend;
+use dlcfuzz::campaign::executor::{Executor, InProcess, Target};
 use dlcfuzz::campaign::harness::Harness;
-use dlcfuzz::campaign::{self, finding, CampaignOptions};
+use dlcfuzz::campaign::post::{self, PostOptions};
+use dlcfuzz::campaign::runner::{self, AutoReduce, CampaignConfig};
+use dlcfuzz::campaign::worker::{self, Isolated, Isolation};
+use dlcfuzz::campaign::{self, finding};
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::mutate::patterns::recipe::HEADER_BYTES;
 use dlcfuzz::mutate::patterns::{extract, Library};
 use dlcfuzz::oracle::Verdict;
+use dlcfuzz::report;
 use dlcfuzz::values::repair::search_with_repair;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -56,15 +61,18 @@ enum Command {
         #[arg(long, default_value = "ort")]
         backend: String,
     },
-    /// Run an in-process differential fuzz campaign.
+    /// Run a crash-safe differential fuzz campaign: each test in an isolated worker process
+    /// (per-test timeout and RSS limit; crashes, hangs and OOMs become findings), state on
+    /// disk (`--resume` continues after kill -9), stats in OUT/stats.csv, new findings reduced
+    /// automatically.
     Fuzz {
-        /// Backend to test (`ort` or `tract`).
+        /// Backend to test (`ort` or `tract`; `faulty` for reliability tests).
         #[arg(long, default_value = "ort")]
         backend: String,
-        /// Time budget in seconds.
+        /// Time budget of this run in seconds.
         #[arg(long, default_value_t = 60)]
         time: u64,
-        /// Output folder for findings.
+        /// Campaign folder.
         #[arg(long, default_value = "out/fuzz")]
         out: PathBuf,
         /// RNG seed.
@@ -73,13 +81,70 @@ enum Command {
         /// Most operator nodes per test.
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
-        /// Stop after this many tests (0 = until the time is up).
+        /// Stop after this many tests in total (0 = until the time is up).
         #[arg(long, default_value_t = 0)]
         max_tests: u64,
         /// Splice optimizer patterns into each seed graph (OATest): `builtin` or a library
         /// written by `dlcfuzz patterns extract`.
         #[arg(long)]
         patterns: Option<String>,
+        /// Worker processes running tests in parallel.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Per-test timeout in seconds (isolated runs).
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// RSS limit of a worker in MiB (isolated runs).
+        #[arg(long, default_value_t = 2048)]
+        rss_limit_mb: u64,
+        /// Run tests in this process: faster, but a crashing backend ends the run (its input
+        /// is filed as a crash on --resume).
+        #[arg(long)]
+        no_isolation: bool,
+        /// Continue the campaign in --out.
+        #[arg(long)]
+        resume: bool,
+        /// Reduction budget per new finding in seconds (0: do not reduce automatically).
+        #[arg(long, default_value_t = 30)]
+        reduce_budget: u64,
+    },
+    /// Serve tests for an isolated campaign over stdin/stdout (started by `fuzz` and
+    /// `reduce`).
+    #[command(hide = true)]
+    Worker {
+        /// Backend.
+        #[arg(long)]
+        backend: String,
+        /// Most operator nodes.
+        #[arg(long)]
+        max_nodes: usize,
+        /// Pattern library.
+        #[arg(long)]
+        patterns: Option<String>,
+        /// Folder for the in-flight model.
+        #[arg(long)]
+        inflight: PathBuf,
+    },
+    /// Reduce a finding folder (delta debugging on the graph, every candidate isolated), bisect
+    /// its culprit passes (ONNX Runtime) and write its report.md.
+    Reduce {
+        /// The finding folder.
+        finding: PathBuf,
+        /// Time budget in seconds.
+        #[arg(long, default_value_t = 60)]
+        budget: u64,
+        /// Per-candidate timeout in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        /// Worker RSS limit in MiB.
+        #[arg(long, default_value_t = 2048)]
+        rss_limit_mb: u64,
+    },
+    /// Write a campaign summary (report.md with PNG plots, distinct bugs after dedup) into a
+    /// campaign folder.
+    Report {
+        /// The campaign folder (`--out` of `dlcfuzz fuzz`).
+        dir: PathBuf,
     },
     /// Re-run a finding folder or a raw fuzz input and print the verdict.
     Replay {
@@ -98,6 +163,9 @@ enum Command {
         /// The pattern library the campaign used (`builtin` or a file), if any.
         #[arg(long)]
         patterns: Option<String>,
+        /// Replay the input as found, ignoring the folder's reduction.json.
+        #[arg(long)]
+        unreduced: bool,
     },
     /// Run a standalone ONNX file (a reduced reproducer) at every level of a backend, on the
     /// documented pattern inputs (element i = (7 i mod 11) - 3), and print each level's
@@ -224,15 +292,12 @@ fn library(name: &str) -> Result<Library> {
 /// The harness testing the backend called `name`, splicing the patterns of `patterns` when
 /// given.
 fn harness(name: &str, max_nodes: usize, patterns: Option<&str>) -> Result<Harness> {
-    let limits = Limits {
-        min_nodes: 1,
+    Harness::for_target(&Target {
+        backend: name.to_string(),
         max_nodes,
-    };
-    let harness = Harness::probed(backend(name)?, limits);
-    Ok(match patterns {
-        Some(p) => harness.with_patterns(library(p)?),
-        None => harness,
+        patterns: patterns.map(str::to_string),
     })
+    .map_err(anyhow::Error::msg)
 }
 
 /// Counts of a value-search benchmark.
@@ -432,36 +497,131 @@ fn main() -> Result<()> {
             max_nodes,
             max_tests,
             patterns,
+            jobs,
+            timeout,
+            rss_limit_mb,
+            no_isolation,
+            resume,
+            reduce_budget,
         } => {
-            let harness = harness(&backend, max_nodes, patterns.as_deref())?;
-            let header = if patterns.is_some() { HEADER_BYTES } else { 0 };
-            let bar = progress(None);
-            let opts = CampaignOptions {
-                out: &out,
+            let target = Target {
+                backend,
+                max_nodes,
+                patterns,
+            };
+            let isolation = Isolation {
+                timeout: Duration::from_secs_f64(timeout),
+                rss_limit_mb,
+            };
+            let program = std::env::current_exe().context("locating the dlcfuzz executable")?;
+            let header = if target.patterns.is_some() {
+                HEADER_BYTES
+            } else {
+                0
+            };
+            let config = CampaignConfig {
+                out: out.clone(),
+                target: target.clone(),
                 time: Duration::from_secs(time),
+                max_tests,
                 seed,
                 input_len: header + CONFIG_BYTES + STEP_BYTES * max_nodes * 2,
-                max_tests,
+                resume,
+                reduce: (reduce_budget > 0).then(|| AutoReduce {
+                    program: program.clone(),
+                    budget: Duration::from_secs(reduce_budget),
+                    isolation,
+                }),
             };
-            let stats = campaign::fuzz(&harness, &opts, |s| {
-                if s.tests % 16 == 0 {
+            let jobs = jobs.max(1);
+            let mut executors: Vec<Box<dyn Executor + Send>> = Vec::new();
+            for k in 0..jobs {
+                executors.push(if no_isolation {
+                    Box::new(InProcess {
+                        harness: Harness::for_target(&target).map_err(anyhow::Error::msg)?,
+                    })
+                } else {
+                    let inflight = out.join("inflight").join(format!("job-{k}"));
+                    Box::new(
+                        Isolated::start(&program, &target, isolation, &inflight)
+                            .map_err(anyhow::Error::msg)?,
+                    )
+                });
+            }
+            let bar = progress(None);
+            let stats = runner::run(&config, executors, !no_isolation, &|s| {
+                if s.tests % 8 == 0 {
                     bar.set_message(format!(
-                        "{} tests, {:.0}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers fired {}",
+                        "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, restarts {}",
                         s.tests,
                         s.tests_per_s,
                         s.valid_fraction,
                         s.unsupported_fraction,
                         s.findings,
-                        s.transformer_tests.len()
+                        s.transformer_tests.len(),
+                        s.features,
+                        s.restarts
                     ));
                     bar.tick();
                 }
-            })?;
+            })
+            .map_err(anyhow::Error::msg)?;
             bar.finish_and_clear();
             for (sig, n) in &stats.signatures {
                 eprintln!("finding x{n}: {sig}");
             }
             println!("{}", serde_json::to_string(&stats)?);
+        }
+        Command::Worker {
+            backend,
+            max_nodes,
+            patterns,
+            inflight,
+        } => {
+            let target = Target {
+                backend,
+                max_nodes,
+                patterns,
+            };
+            let harness = Harness::for_target(&target).map_err(anyhow::Error::msg)?;
+            worker::serve(&harness, &inflight)?;
+        }
+        Command::Reduce {
+            finding,
+            budget,
+            timeout,
+            rss_limit_mb,
+        } => {
+            let opts = PostOptions {
+                program: std::env::current_exe().context("locating the dlcfuzz executable")?,
+                budget: Duration::from_secs(budget),
+                isolation: Isolation {
+                    timeout: Duration::from_secs_f64(timeout),
+                    rss_limit_mb,
+                },
+            };
+            let reduction = post::process(&finding, &opts).map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "reduced {} -> {} operator nodes; report in {}",
+                reduction.original_nodes,
+                reduction.reduced_nodes,
+                finding.join("report.md").display()
+            );
+            println!("{}", serde_json::to_string(&reduction)?);
+        }
+        Command::Report { dir } => {
+            let path = report::campaign(&dir).map_err(anyhow::Error::msg)?;
+            let summary = report::summarize(&dir);
+            println!(
+                "{}",
+                serde_json::json!({
+                    "report": path,
+                    "distinct_signatures": summary.signatures,
+                    "distinct_after_dedup": summary.clusters.len(),
+                    "reduced": summary.reduced,
+                    "mean_reduction_ratio": summary.mean_reduction_ratio,
+                })
+            );
         }
         Command::Replay {
             path,
@@ -469,11 +629,37 @@ fn main() -> Result<()> {
             max_nodes,
             save,
             patterns,
+            unreduced,
         } => {
             let bytes = campaign::read_input(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
-            let harness = harness(&backend, max_nodes, patterns.as_deref())?;
-            let run = harness.test(&bytes);
+            // A finding folder names its own target; the flags are for raw inputs.
+            let envelope = path
+                .is_dir()
+                .then(|| post::Envelope::read(&path).ok())
+                .flatten();
+            if let Some(e) = &envelope {
+                if e.decoder_version != dlcfuzz::gen::DECODER_VERSION {
+                    eprintln!(
+                        "warning: saved by decoder version {}, this build decodes version {}",
+                        e.decoder_version,
+                        dlcfuzz::gen::DECODER_VERSION
+                    );
+                }
+            }
+            let target = envelope.map(|e| e.target).unwrap_or(Target {
+                backend,
+                max_nodes,
+                patterns,
+            });
+            let harness = Harness::for_target(&target).map_err(anyhow::Error::msg)?;
+            let edits = match post::read_reduction(&path) {
+                Some(r) if !unreduced => r.edits,
+                _ => Vec::new(),
+            };
+            let mut case = harness.prepare(&bytes);
+            dlcfuzz::reduce::apply_all(&mut case, &edits).map_err(anyhow::Error::msg)?;
+            let run = harness.judge(case);
             eprintln!(
                 "{} op nodes: {}",
                 run.case.graph.op_count(),
@@ -483,17 +669,28 @@ fn main() -> Result<()> {
             // decoder or capability table) shows up here instead of as a silent non-repro.
             let saved = path
                 .is_dir()
-                .then(|| std::fs::read(path.join("model.onnx")).ok())
+                .then(|| {
+                    let name = if unreduced && path.join(post::ORIGINAL_MODEL).exists() {
+                        post::ORIGINAL_MODEL
+                    } else {
+                        finding::MODEL
+                    };
+                    std::fs::read(path.join(name)).ok()
+                })
                 .flatten();
             let matches_saved = saved.map(|m| m == run.model.bytes);
             if matches_saved == Some(false) {
-                eprintln!(
-                    "warning: the bytes now decode to a different model than the saved model.onnx"
-                );
+                eprintln!("warning: the bytes now decode to a different model than the saved one");
             }
             if let (Some(out), Verdict::Found(f)) = (&save, &run.verdict) {
-                let dir = finding::write_finding(out, &bytes, &run, f, harness.backend.as_ref())?;
-                eprintln!("finding written to {}", dir.display());
+                match finding::write_new(out, &bytes, &run, f, harness.backend.as_ref())? {
+                    Some(dir) => {
+                        post::Envelope::write(&dir, &target)?;
+                        finding::write_count(&dir, 1)?;
+                        eprintln!("finding written to {}", dir.display());
+                    }
+                    None => eprintln!("a folder for this signature exists under {}", out.display()),
+                }
             }
             println!(
                 "{}",

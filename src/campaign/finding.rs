@@ -1,20 +1,23 @@
-//! Writing a finding to disk: the fuzz input, the model, a standalone `repro.py` and
-//! `report.json`.
+//! Finding folders: the fuzz input, the model, a standalone `repro.py`, `report.json` and
+//! the hit count. One folder per signature, created atomically by whoever sees it first.
 
-use super::bisect::{bisect, Culprits};
+use super::bisect::Culprits;
+use super::executor::Outcome;
 use super::harness::TestRun;
 use crate::backend::Backend;
+use crate::emit::onnx::OnnxModel;
+use crate::gen::TestCase;
 use crate::ir::{Tensor, TensorType};
-use crate::oracle::Finding;
+use crate::oracle::{Finding, FindingKind};
 use base64::Engine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The machine-readable report of a finding.
-#[derive(Serialize)]
-pub struct Report<'a> {
+/// The machine-readable report of a finding (`report.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
     /// The finding.
-    pub finding: &'a Finding,
+    pub finding: Finding,
     /// Backend and version.
     pub backend: String,
     /// Op types in the model.
@@ -26,10 +29,93 @@ pub struct Report<'a> {
     /// How to replay.
     pub replay: String,
     /// Optimizer patterns spliced into the case (OATest), in order.
-    pub spliced: &'a [crate::gen::Spliced],
+    #[serde(default)]
+    pub spliced: Vec<crate::gen::Spliced>,
     /// The culprit transformers (ONNX Runtime findings against the unoptimized run), or why
-    /// the bisection could not say.
+    /// the bisection could not say; filled in after reduction.
+    #[serde(default)]
     pub culprits: Option<Result<Culprits, String>>,
+}
+
+impl Report {
+    /// Reads `dir/report.json`.
+    pub fn read(dir: &Path) -> Result<Report, String> {
+        let path = dir.join(REPORT_JSON);
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Writes `dir/report.json`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::write(
+            dir.join(REPORT_JSON),
+            serde_json::to_vec_pretty(self).expect("serializable"),
+        )
+    }
+}
+
+/// File names inside a finding folder.
+pub const REPORT_JSON: &str = "report.json";
+/// The fuzz input.
+pub const INPUT: &str = "input.bin";
+/// The (minimized, once reduced) model.
+pub const MODEL: &str = "model.onnx";
+/// How many tests hit the finding.
+pub const COUNT: &str = "count";
+
+/// A standalone reproducer for a backend process that died: each ONNX Runtime level runs in
+/// a child Python process (with a timeout), and the script prints which level died and how.
+fn death_repro_py(finding: &Finding, feeds: &str) -> String {
+    format!(
+        r#"#!/usr/bin/env python3
+"""dlcfuzz finding: {signature}
+Runs model.onnx at every ONNX Runtime optimization level, each in its own process, and
+prints the levels whose process dies (signal), hangs (timeout) or fails."""
+import base64, os, subprocess, sys
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FEEDS = {{
+{feeds}
+}}
+LEVELS = ["ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"]
+
+def child(level):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    sess.run(None, FEEDS)
+
+def main():
+    died = 0
+    for level in LEVELS:
+        try:
+            p = subprocess.run([sys.executable, __file__, "--child", level], timeout=60, capture_output=True, text=True)
+        except subprocess.TimeoutExpired:
+            print(f"{{level}}: HANG (no result in 60 s)")
+            died += 1
+            continue
+        if p.returncode < 0:
+            print(f"{{level}}: DIED with signal {{-p.returncode}}")
+            died += 1
+        elif p.returncode != 0:
+            print(f"{{level}}: FAILED (exit {{p.returncode}}): {{p.stderr.strip().splitlines()[-1:]}}")
+            died += 1
+        else:
+            print(f"{{level}}: ok")
+    print("reproduced" if died else "not reproduced")
+    return 1 if died else 0
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(sys.argv[2])
+    else:
+        sys.exit(main())
+"#,
+        signature = finding.signature.replace('"', "'"),
+    )
 }
 
 /// A short stable hex id for a signature.
@@ -52,13 +138,24 @@ fn python_tensor(t: &Tensor) -> String {
 
 /// A standalone Python reproducer needing only onnxruntime and numpy; with `culprits`, it
 /// also shows that disabling them makes the failure go away.
-pub fn repro_py(run: &TestRun, finding: &Finding, culprits: Option<&Culprits>) -> String {
-    let feeds: Vec<String> = run
-        .model
+pub fn repro_py(
+    model: &OnnxModel,
+    case: &TestCase,
+    finding: &Finding,
+    culprits: Option<&Culprits>,
+) -> String {
+    let feeds: Vec<String> = model
         .inputs
         .iter()
-        .map(|(n, name)| format!("    {name:?}: {},", python_tensor(&run.case.values[n])))
+        .map(|(n, name)| format!("    {name:?}: {},", python_tensor(&case.values[n])))
         .collect();
+    if matches!(
+        finding.kind,
+        FindingKind::Crash | FindingKind::Hang | FindingKind::OutOfMemory
+    ) && finding.level == "process"
+    {
+        return death_repro_py(finding, &feeds.join("\n"));
+    }
     let level = match finding.level.as_str() {
         "disable" => "ORT_DISABLE_ALL",
         "basic" => "ORT_ENABLE_BASIC",
@@ -123,64 +220,118 @@ if __name__ == "__main__":
     )
 }
 
-/// Writes a finding folder under `out` and returns its path. One folder per signature: a
-/// repeated signature only bumps its `count` file. The standalone `repro.py` drives ONNX
-/// Runtime, so it is written for backends with ORT's levels; every folder replays with
-/// `dlcfuzz replay --backend <name>`.
-pub fn write_finding(
+/// The folder of a finding with `signature` under `out`.
+pub fn folder(out: &Path, kind: FindingKind, signature: &str) -> PathBuf {
+    let prefix = match kind {
+        FindingKind::Crash | FindingKind::Inconsistency => "finding",
+        FindingKind::Hang => "hang",
+        FindingKind::OutOfMemory => "oom",
+    };
+    out.join(format!("{prefix}-{}", signature_id(signature)))
+}
+
+/// Creates the folder for `finding` under `out` unless it exists: `Some(dir)` when this call
+/// created it (the first hit of its signature), `None` when it was there already. Creation
+/// is atomic, so concurrent workers never both write one folder.
+fn create(out: &Path, finding: &Finding) -> std::io::Result<Option<PathBuf>> {
+    std::fs::create_dir_all(out)?;
+    let dir = folder(out, finding.kind, &finding.signature);
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn replay_command(backend: &str, patterns: bool, dir: &Path) -> String {
+    format!(
+        "dlcfuzz replay --backend {backend}{} {}",
+        if patterns {
+            " --patterns <the campaign's library: builtin or its file>"
+        } else {
+            ""
+        },
+        dir.display()
+    )
+}
+
+/// Writes a new finding folder for an oracle finding (input, model, `repro.py` for backends
+/// with ONNX Runtime's levels, `report.json`) and returns it; `None` when a folder for the
+/// signature exists. Culprit bisection and reduction come later ([`crate::campaign::post`]).
+pub fn write_new(
     out: &Path,
     bytes: &[u8],
     run: &TestRun,
     finding: &Finding,
     backend: &dyn Backend,
-) -> std::io::Result<PathBuf> {
-    let dir = out.join(format!("finding-{}", signature_id(&finding.signature)));
-    let count_file = dir.join("count");
-    if dir.exists() {
-        let n: u64 = std::fs::read_to_string(&count_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(1);
-        std::fs::write(&count_file, format!("{}\n", n + 1))?;
-        return Ok(dir);
-    }
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("input.bin"), bytes)?;
-    std::fs::write(dir.join("model.onnx"), &run.model.bytes)?;
-    let mut culprits = None;
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(dir) = create(out, finding)? else {
+        return Ok(None);
+    };
+    std::fs::write(dir.join(INPUT), bytes)?;
+    std::fs::write(dir.join(MODEL), &run.model.bytes)?;
     if backend.levels() == crate::backend::ort::LEVELS {
-        std::fs::write(dir.join("repro.py"), repro_py(run, finding, None))?;
-        if finding.level != crate::backend::ort::LEVELS[0] {
-            let found = bisect(&dir, &finding.level);
-            if let Ok(c) = &found {
-                std::fs::write(dir.join("repro.py"), repro_py(run, finding, Some(c)))?;
-            }
-            culprits = Some(found);
-        }
+        std::fs::write(
+            dir.join("repro.py"),
+            repro_py(&run.model, &run.case, finding, None),
+        )?;
     }
-    let report = Report {
-        finding,
+    Report {
+        finding: finding.clone(),
         backend: backend.version(),
         op_types: super::harness::Harness::op_types(&run.case),
         nodes: run.case.graph.op_count(),
         input_bytes: bytes.len(),
-        replay: format!(
-            "dlcfuzz replay --backend {}{} {}",
-            backend.name(),
-            if run.case.spliced.is_empty() {
-                ""
-            } else {
-                " --patterns <the campaign's library: builtin or its file>"
-            },
-            dir.display()
-        ),
-        spliced: &run.case.spliced,
-        culprits,
+        replay: replay_command(backend.name(), !run.case.spliced.is_empty(), &dir),
+        spliced: run.case.spliced.clone(),
+        culprits: None,
+    }
+    .write(&dir)?;
+    Ok(Some(dir))
+}
+
+/// Writes a new finding folder for a test whose process died (input, the model it was
+/// running, the process's stderr, `report.json`); `None` when one exists for the signature.
+pub fn write_death(
+    out: &Path,
+    bytes: &[u8],
+    outcome: &Outcome,
+    finding: &Finding,
+    backend: &str,
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(dir) = create(out, finding)? else {
+        return Ok(None);
     };
-    std::fs::write(
-        dir.join("report.json"),
-        serde_json::to_vec_pretty(&report).expect("serializable"),
-    )?;
-    std::fs::write(count_file, "1\n")?;
-    Ok(dir)
+    std::fs::write(dir.join(INPUT), bytes)?;
+    if let Some(death) = &outcome.death {
+        if let Some(model) = &death.model {
+            std::fs::write(dir.join(MODEL), model)?;
+        }
+        std::fs::write(dir.join("stderr.txt"), &death.stderr)?;
+    }
+    Report {
+        finding: finding.clone(),
+        backend: backend.to_string(),
+        op_types: outcome.ops.clone(),
+        nodes: outcome.nodes,
+        input_bytes: bytes.len(),
+        replay: replay_command(backend, false, &dir),
+        spliced: Vec::new(),
+        culprits: None,
+    }
+    .write(&dir)?;
+    Ok(Some(dir))
+}
+
+/// Sets the hit count of the finding in `dir`.
+pub fn write_count(dir: &Path, count: u64) -> std::io::Result<()> {
+    std::fs::write(dir.join(COUNT), format!("{count}\n"))
+}
+
+/// The hit count of the finding in `dir` (1 when not recorded).
+pub fn read_count(dir: &Path) -> u64 {
+    std::fs::read_to_string(dir.join(COUNT))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1)
 }

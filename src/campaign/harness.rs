@@ -1,7 +1,9 @@
 //! One differential test: bytes → test case → value search → ONNX → backend at every level
 //! and the libtorch reference → verdict.
 
+use super::executor::Target;
 use crate::backend::capability::Capabilities;
+use crate::backend::faulty::Faulty;
 use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
 use crate::backend::Backend;
@@ -63,6 +65,33 @@ impl Harness {
     /// ONNX Runtime CPU with its cached (or freshly probed) capabilities.
     pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
         Ok(Self::probed(Box::new(OrtCpu::new()?), limits))
+    }
+
+    /// The harness a campaign [`Target`] names: its backend (`ort`, `tract`, or `faulty`, the
+    /// fault-injecting wrapper of ONNX Runtime for reliability tests, which uses ORT's
+    /// capability table), graph-size limit and pattern library.
+    pub fn for_target(target: &Target) -> Result<Harness, String> {
+        let limits = Limits {
+            min_nodes: 1,
+            max_nodes: target.max_nodes,
+        };
+        let harness = match target.backend.as_str() {
+            "ort" => Self::ort_cpu(limits)?,
+            "tract" => Self::tract(limits),
+            "faulty" => {
+                let faulty = Faulty::new(Box::new(OrtCpu::new()?))?;
+                Self::ort_cpu(limits)?.with_backend(Box::new(faulty))
+            }
+            other => {
+                return Err(format!(
+                    "unknown backend {other:?}: this build supports `ort` (ONNX Runtime CPU) and `tract`"
+                ))
+            }
+        };
+        Ok(match &target.patterns {
+            Some(name) => harness.with_patterns(Library::named(name)?),
+            None => harness,
+        })
     }
 
     /// tract with its cached (or freshly probed) capabilities; tract's panics become crash
@@ -169,6 +198,12 @@ impl Harness {
     /// Runs one differential test on `bytes`: decode, value search, emit, reference, every
     /// backend level, verdict.
     pub fn test(&self, bytes: &[u8]) -> TestRun {
+        self.judge(self.prepare(bytes))
+    }
+
+    /// Decodes `bytes` and, when the harness searches values, makes every value finite: the
+    /// test case [`judge`](Self::judge) runs.
+    pub fn prepare(&self, bytes: &[u8]) -> TestCase {
         let mut case = self.decode(bytes);
         if let Some(config) = &self.values {
             let config = SearchConfig {
@@ -177,6 +212,11 @@ impl Harness {
             };
             search_with_repair(&mut case, &config);
         }
+        case
+    }
+
+    /// Runs a prepared test case: emit, reference, every backend level, verdict.
+    pub fn judge(&self, case: TestCase) -> TestRun {
         let model = emit(&case);
         let reference = self.reference.then(|| TorchReference.judge(&case, &model));
         let mut fired = Vec::new();

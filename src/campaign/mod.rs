@@ -1,23 +1,24 @@
-//! In-process fuzz campaigns (`dlcfuzz fuzz`) and replay of saved inputs.
-//!
-//! Before each test the input bytes go to `<out>/.inflight`; if the backend kills the process,
-//! the next campaign on the same folder files those bytes as a crash finding, so nothing is
-//! lost. (Isolating backends in child processes is the job of the campaign runner to come.)
+//! Fuzz campaigns (`dlcfuzz fuzz`): the harness that runs one test, executors that run it in
+//! process or in an isolated worker, the crash-safe runner with its on-disk state, finding
+//! folders, dedup, and the post-processing of new findings (reduce, bisect, report).
 
 pub mod bisect;
+pub mod dedup;
+pub mod executor;
 pub mod finding;
 pub mod harness;
+pub mod post;
+pub mod runner;
+pub mod worker;
 
 use crate::oracle::{Skip, Verdict};
-use harness::Harness;
-use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Counters of a campaign.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Stats {
     /// Tests run.
     pub tests: u64,
@@ -40,14 +41,14 @@ pub struct Stats {
     pub mean_nodes: f64,
     /// Wall-clock seconds.
     pub seconds: f64,
-    #[serde(skip)]
-    valid: u64,
-    #[serde(skip)]
-    unsupported: u64,
-    #[serde(skip)]
-    non_finite: u64,
-    #[serde(skip)]
-    nodes: u64,
+    /// Tests whose unoptimized run compiled and ran.
+    pub valid: u64,
+    /// Tests skipped as unsupported.
+    pub unsupported: u64,
+    /// Tests skipped for NaN/Inf.
+    pub non_finite: u64,
+    /// Operator nodes over all tests.
+    pub nodes: u64,
     /// Count per distinct signature.
     pub signatures: BTreeMap<String, u64>,
     /// Names of the optimizations (ORT graph transformers) that changed some test's model.
@@ -56,6 +57,19 @@ pub struct Stats {
     pub transformer_tests: BTreeMap<String, u64>,
     /// A few unsupported and invalid messages, for diagnosis.
     pub sample_skips: Vec<String>,
+    /// Distinct coverage features seen: transformers fired and op types tested.
+    #[serde(default)]
+    pub features: usize,
+    /// Highest resident set of a process running tests (the worker, or this process when
+    /// tests run in process), in MiB.
+    #[serde(default)]
+    pub peak_test_rss_mb: f64,
+    /// Highest resident set of the campaign process itself, in MiB.
+    #[serde(default)]
+    pub peak_campaign_rss_mb: f64,
+    /// Test processes replaced after a death.
+    #[serde(default)]
+    pub restarts: u64,
 }
 
 impl Stats {
@@ -114,73 +128,6 @@ impl Stats {
         self.findings = self.signatures.len();
         self.transformers_fired = self.transformer_tests.keys().cloned().collect();
     }
-}
-
-/// Options of a campaign.
-pub struct CampaignOptions<'a> {
-    /// Output folder for findings.
-    pub out: &'a Path,
-    /// Time budget.
-    pub time: Duration,
-    /// RNG seed for the input bytes.
-    pub seed: u64,
-    /// Length of each random input.
-    pub input_len: usize,
-    /// Stop after this many tests (0 = no limit).
-    pub max_tests: u64,
-}
-
-const INFLIGHT: &str = ".inflight";
-
-/// Files the input left by a process that died mid-test as a crash finding.
-fn recover_inflight(out: &Path) -> std::io::Result<()> {
-    let inflight = out.join(INFLIGHT);
-    if let Ok(bytes) = std::fs::read(&inflight) {
-        let id = finding::signature_id(&format!("process-died:{}", bytes.len()));
-        let dir = out.join(format!("crash-{id}"));
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join("input.bin"), &bytes)?;
-        std::fs::write(
-            dir.join("README"),
-            "the process died while testing input.bin; replay it with `dlcfuzz replay`\n",
-        )?;
-        std::fs::remove_file(&inflight)?;
-    }
-    Ok(())
-}
-
-/// Runs random differential tests until the time budget is spent, writing findings under
-/// `opts.out`. `on_test` sees the running stats after each test (for a progress bar).
-pub fn fuzz(
-    harness: &Harness,
-    opts: &CampaignOptions,
-    mut on_test: impl FnMut(&Stats),
-) -> std::io::Result<Stats> {
-    std::fs::create_dir_all(opts.out)?;
-    recover_inflight(opts.out)?;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(opts.seed);
-    let mut stats = Stats::default();
-    let start = Instant::now();
-    let mut bytes = vec![0u8; opts.input_len];
-    while start.elapsed() < opts.time && (opts.max_tests == 0 || stats.tests < opts.max_tests) {
-        rng.fill(bytes.as_mut_slice());
-        std::fs::write(opts.out.join(INFLIGHT), &bytes)?;
-        let run = harness.test(&bytes);
-        stats.record(
-            &run.verdict,
-            run.case.graph.op_count(),
-            &run.fired,
-            harness.backend.levels()[0],
-        );
-        if let Verdict::Found(f) = &run.verdict {
-            finding::write_finding(opts.out, &bytes, &run, f, harness.backend.as_ref())?;
-        }
-        stats.finish(start.elapsed());
-        on_test(&stats);
-    }
-    let _ = std::fs::remove_file(opts.out.join(INFLIGHT));
-    stats.finish(start.elapsed());
-    Ok(stats)
 }
 
 /// Reads the fuzz input of a finding folder or a raw input file.

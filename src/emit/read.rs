@@ -85,6 +85,20 @@ pub fn pattern_input(ty: &TensorType) -> Tensor {
     }
 }
 
+/// The op types of a serialized model's graph in node order, or `None` when the bytes are
+/// not a model.
+pub fn node_op_types(bytes: &[u8]) -> Option<Vec<String>> {
+    let model = pb::ModelProto::decode(bytes).ok()?;
+    Some(
+        model
+            .graph?
+            .node
+            .into_iter()
+            .filter_map(|n| n.op_type)
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

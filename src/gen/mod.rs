@@ -21,6 +21,12 @@ pub use menu::Menu;
 
 /// Bytes the [`Config`] occupies at the head of every input.
 pub const CONFIG_BYTES: usize = 40;
+
+/// Version of the byte decoder (recipe layout, op registry order, solver choices, pattern
+/// header). Bump it whenever the same bytes may decode to a different test case: saved
+/// inputs carry it (`target.json` in finding folders, `corpus/envelopes/`), and replay warns
+/// when it differs.
+pub const DECODER_VERSION: u32 = 4;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 
@@ -140,7 +146,7 @@ pub struct TestCase {
 }
 
 /// A pattern spliced into a test case.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Spliced {
     /// The pattern's name.
     pub pattern: String,

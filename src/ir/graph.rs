@@ -164,6 +164,25 @@ impl Graph {
         );
     }
 
+    /// Removes node `n` and every edge touching it; other indices stay valid.
+    pub fn remove_node(&mut self, n: NodeIndex) -> Option<Node> {
+        self.g.remove_node(n)
+    }
+
+    /// Whether `n` is a node of the graph.
+    pub fn contains(&self, n: NodeIndex) -> bool {
+        self.g.contains_node(n)
+    }
+
+    /// The nodes reading any output of `n`, with the slot each reads into and the output it
+    /// reads: `(consumer, in_slot, out_index)`.
+    pub fn readers(&self, n: NodeIndex) -> Vec<(NodeIndex, usize, usize)> {
+        self.g
+            .edges_directed(n, Direction::Outgoing)
+            .map(|e| (e.target(), e.weight().in_slot, e.weight().out_index))
+            .collect()
+    }
+
     /// The node at `n`.
     pub fn node(&self, n: NodeIndex) -> &Node {
         &self.g[n]

@@ -28,6 +28,10 @@ pub enum FindingKind {
     Crash,
     /// Outputs differ between levels.
     Inconsistency,
+    /// The backend did not finish within the campaign's per-test timeout (isolated runs only).
+    Hang,
+    /// The backend's process grew past the campaign's RSS limit (isolated runs only).
+    OutOfMemory,
 }
 
 /// A suspected backend bug.

@@ -154,6 +154,22 @@ impl TorchReference {
             .collect()
     }
 
+    /// The values `wanted` of `case`, each in its declared dtype (what a reducer feeds in place
+    /// of the nodes it cuts away).
+    pub fn values_of(&self, case: &TestCase, wanted: &[ValueRef]) -> Result<Vec<Tensor>, RefError> {
+        let leaves = Self::leaves(case);
+        let values = tch::no_grad(|| evaluate(&case.graph, &leaves))?;
+        wanted
+            .iter()
+            .map(|v| {
+                let t = values
+                    .get(v)
+                    .ok_or_else(|| RefError::Failed(format!("value {v:?} not computed")))?;
+                convert::from_tch(t, case.graph.ty(*v).dtype)
+            })
+            .collect()
+    }
+
     /// The outputs of `case` in `model.outputs` order, with `model.output_types` dtypes.
     pub fn run(&self, case: &TestCase, model: &OnnxModel) -> Result<Vec<Tensor>, RefError> {
         let leaves = Self::leaves(case);

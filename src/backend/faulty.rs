@@ -1,0 +1,148 @@
+//! A backend for reliability tests only. It wraps a real backend and, when the model holds a
+//! trigger op, misbehaves at its first optimized level the way broken compilers do: it
+//! segfaults (`Sin`), aborts (`Cos`), hangs (`Tan`) or allocates without bound (`Atan`).
+//! Every other model runs on the wrapped backend unchanged.
+//!
+//! The trigger is a property of the model, so a fault replays from its saved bytes and a
+//! reducer can shrink the model around it. It refuses to exist unless
+//! `DLCFUZZ_ALLOW_FAULTS=1` is set, so it cannot be picked by accident.
+
+use super::{Backend, BackendError};
+use crate::emit::onnx::OnnxModel;
+use crate::ir::Tensor;
+
+/// The environment variable that must be `1` for [`Faulty::new`] to succeed.
+pub const ALLOW_FAULTS: &str = "DLCFUZZ_ALLOW_FAULTS";
+
+/// A way to fail that only a separate process survives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// An invalid memory write (SIGSEGV).
+    Segfault,
+    /// `abort()` (SIGABRT).
+    Abort,
+    /// Sleeps forever.
+    Hang,
+    /// Allocates and touches memory until something stops it.
+    Allocate,
+}
+
+impl Fault {
+    /// The fault an op type triggers, if any.
+    pub fn for_op(op_type: &str) -> Option<Fault> {
+        match op_type {
+            "Sin" => Some(Fault::Segfault),
+            "Cos" => Some(Fault::Abort),
+            "Tan" => Some(Fault::Hang),
+            "Atan" => Some(Fault::Allocate),
+            _ => None,
+        }
+    }
+
+    /// Commits the fault; never returns.
+    fn commit(self) -> ! {
+        eprintln!("faulty backend: {self:?} requested by the model");
+        match self {
+            Fault::Segfault => {
+                // SAFETY: deliberately not safe: this write faults, which is the point.
+                unsafe { std::ptr::write_volatile(8 as *mut u8, 1) };
+                unreachable!("the write above faults")
+            }
+            Fault::Abort => std::process::abort(),
+            Fault::Hang => loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            },
+            Fault::Allocate => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    // `vec![1; n]` writes every byte, so the pages become resident.
+                    hoard.push(vec![1u8; 64 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+        }
+    }
+}
+
+/// The first fault `model` triggers, in node order.
+pub fn fault_in(model: &[u8]) -> Option<Fault> {
+    crate::emit::read::node_op_types(model)?
+        .iter()
+        .find_map(|op| Fault::for_op(op))
+}
+
+/// Commits the model's fault when `level` is the first optimized one.
+fn strike(model: &OnnxModel, level: usize) {
+    if level == 1 {
+        if let Some(fault) = fault_in(&model.bytes) {
+            fault.commit();
+        }
+    }
+}
+
+/// The wrapped backend plus injected faults.
+pub struct Faulty {
+    inner: Box<dyn Backend>,
+}
+
+impl Faulty {
+    /// Wraps `inner`; fails unless [`ALLOW_FAULTS`] is `1`.
+    pub fn new(inner: Box<dyn Backend>) -> Result<Faulty, String> {
+        if std::env::var(ALLOW_FAULTS).as_deref() != Ok("1") {
+            return Err(format!(
+                "the `faulty` backend crashes on purpose and exists for reliability tests; set {ALLOW_FAULTS}=1 to use it"
+            ));
+        }
+        Ok(Faulty { inner })
+    }
+}
+
+impl Backend for Faulty {
+    fn name(&self) -> &'static str {
+        "faulty"
+    }
+
+    fn version(&self) -> String {
+        format!("faulty over {}", self.inner.version())
+    }
+
+    fn levels(&self) -> &'static [&'static str] {
+        self.inner.levels()
+    }
+
+    fn run(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+    ) -> Result<Vec<Tensor>, BackendError> {
+        strike(model, level);
+        self.inner.run(model, inputs, level)
+    }
+
+    fn run_observed(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+        fired: &mut Vec<String>,
+    ) -> Result<Vec<Tensor>, BackendError> {
+        strike(model, level);
+        self.inner.run_observed(model, inputs, level, fired)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trigger_ops_map_to_faults_and_others_do_not() {
+        assert_eq!(Fault::for_op("Sin"), Some(Fault::Segfault));
+        assert_eq!(Fault::for_op("Cos"), Some(Fault::Abort));
+        assert_eq!(Fault::for_op("Tan"), Some(Fault::Hang));
+        assert_eq!(Fault::for_op("Atan"), Some(Fault::Allocate));
+        assert_eq!(Fault::for_op("Relu"), None);
+        assert_eq!(fault_in(b"not a model"), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! Running one test request: the [`Executor`] trait, the request and outcome that cross a
+//! process boundary, and the in-process executor.
+
+use super::finding;
+use super::harness::Harness;
+use crate::emit::onnx::emit;
+use crate::oracle::{Skip, Verdict};
+use crate::reduce::{apply_all, Edit};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Which backend a campaign tests, and how its inputs decode: everything a separate process
+/// needs to rebuild the same harness, saved with the campaign and with every finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// Backend name (`ort`, `tract`, `faulty`).
+    pub backend: String,
+    /// Most operator nodes per generated graph.
+    pub max_nodes: usize,
+    /// Pattern library spliced into each seed graph (`builtin` or a file), if any.
+    pub patterns: Option<String>,
+}
+
+/// One test to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The fuzz input.
+    pub bytes: Vec<u8>,
+    /// Reduction edits applied to the decoded case (empty when fuzzing).
+    pub edits: Vec<Edit>,
+    /// Where a finding folder is written when the verdict is a new finding (`None`: nowhere,
+    /// as when a reducer tries candidates).
+    pub save_to: Option<PathBuf>,
+}
+
+impl Request {
+    /// A fuzzing request whose new findings go under `findings`.
+    pub fn fuzz(bytes: Vec<u8>, findings: &Path) -> Request {
+        Request {
+            bytes,
+            edits: Vec::new(),
+            save_to: Some(findings.to_path_buf()),
+        }
+    }
+}
+
+/// How the process running a test died (isolated execution only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Death {
+    /// Signal name or exit status, or `timeout` / `rss-limit` when the campaign killed it.
+    pub cause: String,
+    /// The last part of the process's stderr during the test.
+    pub stderr: String,
+    /// The model under test when it died, if the process got as far as emitting it.
+    #[serde(skip)]
+    pub model: Option<Vec<u8>>,
+}
+
+/// What one test gave.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The oracle's verdict (for a dead process: a crash, hang or out-of-memory finding).
+    pub verdict: Verdict,
+    /// Operator nodes in the tested case.
+    pub nodes: usize,
+    /// Its op types, sorted and distinct, comma-separated.
+    pub ops: String,
+    /// Optimizations the backend reported as having changed the model.
+    pub fired: Vec<String>,
+    /// The finding folder this test created (its signature was new on disk).
+    pub new_finding: Option<PathBuf>,
+    /// Set when the process running the test died.
+    pub death: Option<Death>,
+}
+
+/// Runs test requests somewhere: in this process, or in a child process that may die.
+pub trait Executor {
+    /// Runs one request; an error means the executor itself broke (a worker that cannot
+    /// start), never that the backend failed.
+    fn execute(&mut self, request: &Request) -> Result<Outcome, String>;
+
+    /// The backend's unoptimized level name (a finding there means the model did not run).
+    fn reference_level(&self) -> &str;
+
+    /// Highest RSS of the process(es) running the tests, in KiB (0: not measured).
+    fn peak_rss_kb(&self) -> u64 {
+        0
+    }
+
+    /// How many times a dead test process was replaced.
+    fn restarts(&self) -> u64 {
+        0
+    }
+}
+
+/// Where a test's model goes before the backend sees it, so that a process death still
+/// leaves the model behind.
+pub const INFLIGHT_MODEL: &str = "model.onnx";
+
+/// Runs `request` on `harness`: prepare, apply the edits, write the model to `inflight` (when
+/// given), judge, and write a finding folder when the verdict is new under `save_to`.
+pub fn run_request(harness: &Harness, request: &Request, inflight: Option<&Path>) -> Outcome {
+    let mut case = harness.prepare(&request.bytes);
+    if let Err(e) = apply_all(&mut case, &request.edits) {
+        return Outcome {
+            verdict: Verdict::Skipped(Skip::Invalid(format!("reduction edits: {e}"))),
+            nodes: 0,
+            ops: String::new(),
+            fired: Vec::new(),
+            new_finding: None,
+            death: None,
+        };
+    }
+    if let Some(dir) = inflight {
+        // Best effort: a full disk must not stop the test.
+        let _ = std::fs::write(dir.join(INFLIGHT_MODEL), emit(&case).bytes);
+    }
+    let run = harness.judge(case);
+    let new_finding = match (&request.save_to, &run.verdict) {
+        (Some(out), Verdict::Found(f)) => {
+            match finding::write_new(out, &request.bytes, &run, f, harness.backend.as_ref()) {
+                Ok(created) => created,
+                Err(e) => {
+                    tracing::error!("cannot write the finding under {}: {e}", out.display());
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    Outcome {
+        nodes: run.case.graph.op_count(),
+        ops: Harness::op_types(&run.case),
+        fired: run.fired,
+        verdict: run.verdict,
+        new_finding,
+        death: None,
+    }
+}
+
+/// Runs every request in this process: fastest, but a backend that crashes takes the
+/// campaign with it (the runner then files the in-flight input when it resumes).
+pub struct InProcess {
+    /// The harness.
+    pub harness: Harness,
+}
+
+impl Executor for InProcess {
+    fn execute(&mut self, request: &Request) -> Result<Outcome, String> {
+        Ok(run_request(&self.harness, request, None))
+    }
+
+    fn reference_level(&self) -> &str {
+        self.harness.backend.levels()[0]
+    }
+}

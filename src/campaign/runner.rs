@@ -1,0 +1,538 @@
+//! The crash-safe campaign runner. All state lives under the campaign folder:
+//!
+//! ```text
+//! <out>/campaign.json        target, seed and input length (checked on --resume)
+//! <out>/state.json           next input index, stats, coverage features (saved every second)
+//! <out>/stats.csv            time series, one row every few seconds
+//! <out>/corpus/<index>.bin   inputs that reached a new feature (transformer fired, op type)
+//! <out>/findings/<folder>/   one folder per signature (see `finding`), with `count`
+//! <out>/inflight/job-<k>/    the input (and model) each job is testing right now
+//! ```
+//!
+//! Inputs are a pure function of (seed, index, corpus), findings are written the moment they
+//! are seen, and the in-flight input of every job is on disk while it runs. So after
+//! `kill -9`, `--resume` re-runs what was in flight (isolated jobs; an in-process job that
+//! died files its input as a crash), re-queues findings still lacking a `report.md` for
+//! reduction, and goes on from the saved index: at worst a second of tests runs twice.
+
+use super::dedup::death_finding;
+use super::executor::{Death, Executor, Outcome, Request, Target};
+use super::finding::{self, read_count, write_count};
+use super::post::Envelope;
+use super::worker::Isolation;
+use super::Stats;
+use crate::oracle::Verdict;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Sub-folder of findings.
+pub const FINDINGS: &str = "findings";
+/// Sub-folder of the corpus.
+pub const CORPUS: &str = "corpus";
+/// The stats time series.
+pub const STATS_CSV: &str = "stats.csv";
+const CAMPAIGN_JSON: &str = "campaign.json";
+const STATE_JSON: &str = "state.json";
+const INFLIGHT: &str = "inflight";
+const INFLIGHT_INPUT: &str = "input.bin";
+const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts";
+
+/// Automatic reduction of new findings, each in a `dlcfuzz reduce` child process.
+#[derive(Clone, Debug)]
+pub struct AutoReduce {
+    /// The `dlcfuzz` executable.
+    pub program: PathBuf,
+    /// Budget per finding.
+    pub budget: Duration,
+    /// Limits on each candidate.
+    pub isolation: Isolation,
+}
+
+/// A campaign's settings.
+#[derive(Clone, Debug)]
+pub struct CampaignConfig {
+    /// The campaign folder.
+    pub out: PathBuf,
+    /// What is tested.
+    pub target: Target,
+    /// Time budget of this run.
+    pub time: Duration,
+    /// Stop after this many tests in total (0: no limit).
+    pub max_tests: u64,
+    /// Seed of the input stream.
+    pub seed: u64,
+    /// Length of a fresh random input.
+    pub input_len: usize,
+    /// Continue the campaign already in `out`.
+    pub resume: bool,
+    /// Reduce new findings automatically.
+    pub reduce: Option<AutoReduce>,
+}
+
+/// What `campaign.json` pins: a resumed campaign must match it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Pinned {
+    target: Target,
+    seed: u64,
+    input_len: usize,
+    decoder_version: u32,
+}
+
+/// What `state.json` saves.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct State {
+    next_index: u64,
+    stats: Stats,
+    features: BTreeSet<String>,
+}
+
+struct Shared {
+    state: State,
+    corpus: Vec<Vec<u8>>,
+    pending: Vec<Vec<u8>>,
+    last_save: Instant,
+    last_csv: Instant,
+    error: Option<String>,
+}
+
+/// Input number `index` of the stream: fresh random bytes, or (half the time, once there is
+/// a corpus) a corpus entry with a few bytes overwritten.
+pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>]) -> Vec<u8> {
+    let mut rng =
+        rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
+    if !corpus.is_empty() && rng.random_bool(0.5) {
+        let mut bytes = corpus[rng.random_range(0..corpus.len())].clone();
+        bytes.resize(len.max(bytes.len()), 0);
+        for _ in 0..rng.random_range(1..=8) {
+            let at = rng.random_range(0..bytes.len());
+            bytes[at] = rng.random();
+        }
+        bytes
+    } else {
+        let mut bytes = vec![0u8; len];
+        rng.fill(bytes.as_mut_slice());
+        bytes
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(tmp, path)
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// This process's peak resident set, in MiB.
+fn self_peak_rss_mb() -> f64 {
+    // SAFETY: getrusage writes only the struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+/// The finding folders under a campaign's `findings/`, sorted.
+pub fn finding_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out.join(FINDINGS))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {
+    let path = out.join(STATS_CSV);
+    let fresh = !path.exists();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    if fresh {
+        writeln!(f, "{CSV_HEADER}")?;
+    }
+    writeln!(
+        f,
+        "{:.1},{},{:.2},{:.4},{:.4},{},{},{},{},{:.0},{}",
+        stats.seconds,
+        stats.tests,
+        stats.tests_per_s,
+        stats.valid_fraction,
+        stats.unsupported_fraction,
+        stats.findings,
+        stats.finding_tests,
+        stats.transformer_tests.len(),
+        stats.features,
+        stats.peak_test_rss_mb,
+        stats.restarts
+    )
+}
+
+/// Opens (or, with `resume`, reopens) the campaign folder and returns the saved state.
+fn open(config: &CampaignConfig) -> Result<State, String> {
+    let out = &config.out;
+    for sub in [FINDINGS, CORPUS, INFLIGHT] {
+        std::fs::create_dir_all(out.join(sub)).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    let pinned = Pinned {
+        target: config.target.clone(),
+        seed: config.seed,
+        input_len: config.input_len,
+        decoder_version: crate::gen::DECODER_VERSION,
+    };
+    let path = out.join(CAMPAIGN_JSON);
+    match read_json::<Pinned>(&path) {
+        Some(saved) if !config.resume => {
+            return Err(format!(
+                "{} already holds a campaign ({:?}); pass --resume to continue it or choose a fresh --out",
+                out.display(),
+                saved.target
+            ))
+        }
+        Some(saved) if saved != pinned => {
+            return Err(format!(
+                "cannot resume {}: it was started with {saved:?}, this run asks for {pinned:?}",
+                out.display()
+            ))
+        }
+        Some(_) => {}
+        None => write_atomic(&path, &serde_json::to_vec_pretty(&pinned).expect("json"))
+            .map_err(|e| e.to_string())?,
+    }
+    let mut state: State = read_json(&out.join(STATE_JSON)).unwrap_or_default();
+    // The folders are the truth about findings: counts and signatures come from them.
+    state.stats.signatures.clear();
+    for dir in finding_dirs(out) {
+        if let Ok(report) = finding::Report::read(&dir) {
+            state
+                .stats
+                .signatures
+                .insert(report.finding.signature, read_count(&dir));
+        }
+        if !dir.join(super::post::TARGET_JSON).exists() {
+            let _ = Envelope::write(&dir, &config.target);
+        }
+    }
+    Ok(state)
+}
+
+/// Inputs the previous run left in flight: re-run by isolated jobs; filed as crashes when
+/// the jobs run in process (the input took the whole process down).
+fn leftovers(config: &CampaignConfig, isolated: bool, shared: &Mutex<Shared>) {
+    let Ok(rd) = std::fs::read_dir(config.out.join(INFLIGHT)) else {
+        return;
+    };
+    for job in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
+        let Ok(bytes) = std::fs::read(job.join(INFLIGHT_INPUT)) else {
+            continue;
+        };
+        if isolated {
+            shared.lock().expect("lock").pending.push(bytes);
+        } else {
+            let death = Death {
+                cause: "process-died".into(),
+                stderr: "the campaign process died while testing this input (in-process run)"
+                    .into(),
+                model: std::fs::read(job.join(super::executor::INFLIGHT_MODEL)).ok(),
+            };
+            let outcome = Outcome {
+                verdict: Verdict::Found(death_finding(&death, "")),
+                nodes: 0,
+                ops: String::new(),
+                fired: Vec::new(),
+                new_finding: None,
+                death: Some(death),
+            };
+            let mut s = shared.lock().expect("lock");
+            record(config, &mut s, &bytes, &outcome, &mpsc::channel().0, "");
+        }
+        let _ = std::fs::remove_file(job.join(INFLIGHT_INPUT));
+    }
+}
+
+/// Books one outcome: finding folder and count, stats, corpus, periodic saves.
+fn record(
+    config: &CampaignConfig,
+    s: &mut Shared,
+    bytes: &[u8],
+    outcome: &Outcome,
+    new_findings: &mpsc::Sender<PathBuf>,
+    reference_level: &str,
+) {
+    let findings = config.out.join(FINDINGS);
+    s.state.stats.record(
+        &outcome.verdict,
+        outcome.nodes,
+        &outcome.fired,
+        reference_level,
+    );
+    if let Verdict::Found(f) = &outcome.verdict {
+        let created = match &outcome.death {
+            Some(_) => finding::write_death(&findings, bytes, outcome, f, &config.target.backend)
+                .unwrap_or_else(|e| {
+                    tracing::error!("cannot write a finding: {e}");
+                    None
+                }),
+            None => outcome.new_finding.clone(),
+        };
+        let dir = finding::folder(&findings, f.kind, &f.signature);
+        let count = s
+            .state
+            .stats
+            .signatures
+            .get(&f.signature)
+            .copied()
+            .unwrap_or(1);
+        let _ = write_count(&dir, count);
+        if let Some(dir) = created {
+            let _ = Envelope::write(&dir, &config.target);
+            let _ = new_findings.send(dir);
+        }
+    }
+    let mut new_feature = false;
+    let ops = outcome.ops.split(',').filter(|o| !o.is_empty());
+    for feature in outcome
+        .fired
+        .iter()
+        .map(|t| format!("fired:{t}"))
+        .chain(ops.map(|o| format!("op:{o}")))
+    {
+        new_feature |= s.state.features.insert(feature);
+    }
+    if new_feature && outcome.death.is_none() {
+        let name = format!("{:08}.bin", s.state.next_index);
+        let _ = std::fs::write(config.out.join(CORPUS).join(name), bytes);
+        s.corpus.push(bytes.to_vec());
+    }
+    s.state.stats.features = s.state.features.len();
+}
+
+fn save(config: &CampaignConfig, s: &mut Shared, csv: bool) {
+    if let Ok(json) = serde_json::to_vec(&s.state) {
+        let _ = write_atomic(&config.out.join(STATE_JSON), &json);
+    }
+    s.last_save = Instant::now();
+    if csv {
+        let _ = append_csv(&config.out, &s.state.stats);
+        s.last_csv = Instant::now();
+    }
+}
+
+/// Runs one job until the campaign ends.
+#[allow(clippy::too_many_arguments)]
+fn job(
+    k: usize,
+    executor: &mut (dyn Executor + Send),
+    config: &CampaignConfig,
+    shared: &Mutex<Shared>,
+    stop: &AtomicBool,
+    new_findings: mpsc::Sender<PathBuf>,
+    clock: &(Instant, f64),
+    on_progress: &(dyn Fn(&Stats) + Sync),
+) {
+    let inflight = config.out.join(INFLIGHT).join(format!("job-{k}"));
+    let _ = std::fs::create_dir_all(&inflight);
+    let findings = config.out.join(FINDINGS);
+    let (start, before) = *clock;
+    loop {
+        let bytes = {
+            let mut s = shared.lock().expect("lock");
+            let done = config.max_tests > 0 && s.state.stats.tests >= config.max_tests;
+            if stop.load(Ordering::Relaxed) || start.elapsed() >= config.time || done {
+                break;
+            }
+            match s.pending.pop() {
+                Some(b) => b,
+                None => {
+                    let index = s.state.next_index;
+                    s.state.next_index += 1;
+                    input(config.seed, index, config.input_len, &s.corpus)
+                }
+            }
+        };
+        let _ = std::fs::write(inflight.join(INFLIGHT_INPUT), &bytes);
+        let outcome = match executor.execute(&Request::fuzz(bytes.clone(), &findings)) {
+            Ok(o) => o,
+            Err(e) => {
+                shared.lock().expect("lock").error = Some(e);
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        };
+        let _ = std::fs::remove_file(inflight.join(INFLIGHT_INPUT));
+        let mut s = shared.lock().expect("lock");
+        record(
+            config,
+            &mut s,
+            &bytes,
+            &outcome,
+            &new_findings,
+            executor.reference_level(),
+        );
+        let stats = &mut s.state.stats;
+        stats.peak_test_rss_mb = stats
+            .peak_test_rss_mb
+            .max(executor.peak_rss_kb() as f64 / 1024.0);
+        stats.peak_campaign_rss_mb = stats.peak_campaign_rss_mb.max(self_peak_rss_mb());
+        stats.restarts = stats.restarts.max(executor.restarts());
+        stats.finish(Duration::from_secs_f64(
+            before + start.elapsed().as_secs_f64(),
+        ));
+        if s.last_save.elapsed() >= Duration::from_secs(1) {
+            let csv = s.last_csv.elapsed() >= Duration::from_secs(5);
+            save(config, &mut s, csv);
+        }
+        on_progress(&s.state.stats);
+    }
+}
+
+/// Reduces each new finding folder in a `dlcfuzz reduce` child, one at a time, until `stop`.
+fn reducer(reduce: &AutoReduce, queue: mpsc::Receiver<PathBuf>, stop: &AtomicBool) {
+    while let Ok(dir) = queue.recv() {
+        if stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        let child = std::process::Command::new(&reduce.program)
+            .arg("reduce")
+            .arg(&dir)
+            .args(["--budget", &reduce.budget.as_secs().to_string()])
+            .args([
+                "--timeout",
+                &reduce.isolation.timeout.as_secs_f64().to_string(),
+            ])
+            .args(["--rss-limit-mb", &reduce.isolation.rss_limit_mb.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let Ok(mut child) = child else { continue };
+        let deadline = Instant::now() + reduce.budget + Duration::from_secs(180);
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) | Err(_) => break,
+                Ok(None) if Instant::now() > deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+}
+
+/// Runs a campaign with one job per executor; `on_progress` sees the stats after each test.
+pub fn run(
+    config: &CampaignConfig,
+    mut executors: Vec<Box<dyn Executor + Send>>,
+    isolated: bool,
+    on_progress: &(dyn Fn(&Stats) + Sync),
+) -> Result<Stats, String> {
+    let state = open(config)?;
+    let before = state.stats.seconds;
+    let mut corpus_files: Vec<PathBuf> = std::fs::read_dir(config.out.join(CORPUS))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    corpus_files.sort();
+    let shared = Mutex::new(Shared {
+        state,
+        corpus: corpus_files
+            .iter()
+            .filter_map(|p| std::fs::read(p).ok())
+            .collect(),
+        pending: Vec::new(),
+        last_save: Instant::now(),
+        last_csv: Instant::now() - Duration::from_secs(60),
+        error: None,
+    });
+    leftovers(config, isolated, &shared);
+    let (tx, rx) = mpsc::channel::<PathBuf>();
+    // Findings of earlier runs that were never reported go first.
+    if config.reduce.is_some() {
+        for dir in finding_dirs(&config.out) {
+            if !dir.join("report.md").exists() {
+                let _ = tx.send(dir);
+            }
+        }
+    }
+    let stop = AtomicBool::new(false);
+    let reducing_done = AtomicBool::new(false);
+    let clock = (Instant::now(), before);
+    std::thread::scope(|scope| {
+        let reducer_thread = config.reduce.as_ref().map(|r| {
+            let stop = &reducing_done;
+            scope.spawn(move || reducer(r, rx, stop))
+        });
+        let handles: Vec<_> = executors
+            .iter_mut()
+            .enumerate()
+            .map(|(k, executor)| {
+                let tx = tx.clone();
+                let (shared, stop, clock) = (&shared, &stop, &clock);
+                scope.spawn(move || {
+                    job(
+                        k,
+                        executor.as_mut(),
+                        config,
+                        shared,
+                        stop,
+                        tx,
+                        clock,
+                        on_progress,
+                    )
+                })
+            })
+            .collect();
+        for h in handles {
+            let _ = h.join();
+        }
+        // The reduction under way finishes; the queued ones wait for --resume or
+        // `dlcfuzz reduce`.
+        reducing_done.store(true, Ordering::Relaxed);
+        drop(tx);
+        if let Some(t) = reducer_thread {
+            let _ = t.join();
+        }
+    });
+    let mut s = shared.into_inner().expect("lock");
+    s.state.stats.finish(Duration::from_secs_f64(
+        before + clock.0.elapsed().as_secs_f64(),
+    ));
+    save(config, &mut s, true);
+    match s.error {
+        Some(e) => Err(e),
+        None => Ok(s.state.stats),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_a_function_of_seed_index_and_corpus() {
+        assert_eq!(input(1, 5, 64, &[]), input(1, 5, 64, &[]));
+        assert_ne!(input(1, 5, 64, &[]), input(1, 6, 64, &[]));
+        assert_ne!(input(1, 5, 64, &[]), input(2, 5, 64, &[]));
+        let corpus = vec![vec![7u8; 64]];
+        let mutated = (0..20)
+            .map(|i| input(1, i, 64, &corpus))
+            .filter(|b| b.iter().filter(|x| **x == 7).count() >= 56)
+            .count();
+        assert!(
+            mutated >= 5,
+            "about half the inputs mutate the corpus entry"
+        );
+    }
+}

@@ -1,0 +1,353 @@
+//! Isolation: tests run in a persistent child process (`dlcfuzz worker`), one request at a
+//! time over its stdin and stdout. The parent enforces a per-test timeout and an RSS limit;
+//! when the child segfaults, aborts, hangs or grows too large, the test becomes a crash,
+//! hang or out-of-memory finding and the next request starts a fresh child.
+//!
+//! Protocol: the worker prints [`READY`] plus its unoptimized level's name once its harness
+//! is built, then for each request line (JSON [`Request`]) one [`OUTCOME`]-prefixed JSON
+//! [`Outcome`] line. Anything else a backend prints to stdout is ignored. Before running the
+//! backend the worker writes the model to its in-flight folder, so a death keeps the model.
+
+use super::dedup::death_finding;
+use super::executor::{run_request, Death, Executor, Outcome, Request, Target, INFLIGHT_MODEL};
+use super::harness::Harness;
+use crate::oracle::Verdict;
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// First line of a worker whose harness is ready, followed by a space and the name of the
+/// backend's unoptimized level.
+pub const READY: &str = "@dlcfuzz-ready";
+/// Prefix of an outcome line.
+pub const OUTCOME: &str = "@dlcfuzz-outcome ";
+
+/// How much stderr is kept per test.
+const STDERR_KEEP: usize = 64 << 10;
+/// How often a running test's RSS is sampled.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The worker side: serves requests from stdin until it closes. The worker dies with its
+/// parent (`PR_SET_PDEATHSIG`), so a killed campaign leaves no orphans.
+pub fn serve(harness: &Harness, inflight: &Path) -> std::io::Result<()> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    std::fs::create_dir_all(inflight)?;
+    let ready = format!("{READY} {}\n", harness.backend.levels()[0]);
+    write_line(&ready)?;
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let request: Request = serde_json::from_str(&line).map_err(std::io::Error::other)?;
+        let _ = std::fs::remove_file(inflight.join(INFLIGHT_MODEL));
+        let outcome = run_request(harness, &request, Some(inflight));
+        let reply = serde_json::to_string(&outcome).map_err(std::io::Error::other)?;
+        write_line(&format!("{OUTCOME}{reply}\n"))?;
+    }
+    Ok(())
+}
+
+fn write_line(line: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())?;
+    out.flush()
+}
+
+/// Limits on one isolated test.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Isolation {
+    /// Wall-clock limit per test.
+    pub timeout: Duration,
+    /// Resident-set limit of the worker, in MiB.
+    pub rss_limit_mb: u64,
+}
+
+struct Running {
+    process: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    reference_level: String,
+}
+
+/// The parent side: an [`Executor`] that runs each request in a worker process.
+pub struct Isolated {
+    program: PathBuf,
+    target: Target,
+    isolation: Isolation,
+    inflight: PathBuf,
+    running: Option<Running>,
+    reference_level: String,
+    /// Highest worker RSS seen, in KiB.
+    pub peak_rss_kb: u64,
+    /// Workers started after the first (one per death).
+    pub restarts: u64,
+}
+
+/// Resident set size of process `pid` in KiB (0 when it cannot be read).
+pub fn rss_kb(pid: u32) -> u64 {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    pages * page / 1024
+}
+
+/// A signal number's name (`SIGSEGV`), or `signal N`.
+fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGSEGV => "SIGSEGV".into(),
+        libc::SIGABRT => "SIGABRT".into(),
+        libc::SIGBUS => "SIGBUS".into(),
+        libc::SIGFPE => "SIGFPE".into(),
+        libc::SIGILL => "SIGILL".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGTRAP => "SIGTRAP".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+impl Isolated {
+    /// Starts a worker running `program worker …` for `target`; its in-flight model goes to
+    /// `inflight`. Fails when the worker cannot start (the backend is missing, for example).
+    pub fn start(
+        program: &Path,
+        target: &Target,
+        isolation: Isolation,
+        inflight: &Path,
+    ) -> Result<Isolated, String> {
+        let mut me = Isolated {
+            program: program.to_path_buf(),
+            target: target.clone(),
+            isolation,
+            inflight: inflight.to_path_buf(),
+            running: None,
+            reference_level: String::new(),
+            peak_rss_kb: 0,
+            restarts: 0,
+        };
+        me.spawn()?;
+        let level = me
+            .running
+            .as_ref()
+            .map(|r| r.reference_level.clone())
+            .unwrap_or_default();
+        me.reference_level = level;
+        Ok(me)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let mut cmd = Command::new(&self.program);
+        cmd.arg("worker")
+            .args(["--backend", &self.target.backend])
+            .args(["--max-nodes", &self.target.max_nodes.to_string()])
+            .arg("--inflight")
+            .arg(&self.inflight)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(p) = &self.target.patterns {
+            cmd.args(["--patterns", p]);
+        }
+        let mut process = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+        let stdin = process.stdin.take().expect("piped");
+        let stdout = process.stdout.take().expect("piped");
+        let mut stderr_pipe = process.stderr.take().expect("piped");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = stderr_pipe.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                let mut buf = sink.lock().unwrap_or_else(|e| e.into_inner());
+                buf.extend_from_slice(&chunk[..n]);
+                if buf.len() > 2 * STDERR_KEEP {
+                    let cut = buf.len() - STDERR_KEEP;
+                    buf.drain(..cut);
+                }
+            }
+        });
+        // Building the harness can take a while (a first capability probe), so the ready
+        // line gets a generous wait of its own.
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let reference_level = loop {
+            match lines.recv_timeout(POLL) {
+                Ok(line) => {
+                    if let Some(level) = line.strip_prefix(READY) {
+                        break level.trim().to_string();
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(_) => {
+                    let _ = process.kill();
+                    let _ = process.wait();
+                    let err =
+                        String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
+                            .into_owned();
+                    return Err(format!(
+                        "the worker did not start ({}): {}",
+                        self.target.backend,
+                        err.lines().last().unwrap_or("no message")
+                    ));
+                }
+            }
+        };
+        self.running = Some(Running {
+            process,
+            stdin,
+            lines,
+            stderr,
+            reference_level,
+        });
+        Ok(())
+    }
+
+    /// Kills the worker (if any) and waits for it: the cause of death.
+    fn bury(&mut self, killed_for: Option<&str>) -> Death {
+        let Some(mut r) = self.running.take() else {
+            return Death::default();
+        };
+        if killed_for.is_some() {
+            let _ = r.process.kill();
+        }
+        let status = r.process.wait().ok();
+        // Give the stderr reader a moment to drain what the process wrote last.
+        std::thread::sleep(Duration::from_millis(30));
+        let stderr = String::from_utf8_lossy(&r.stderr.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_owned();
+        let cause = match (killed_for, status) {
+            (Some(why), _) => why.to_string(),
+            (None, Some(s)) => {
+                use std::os::unix::process::ExitStatusExt;
+                match (s.signal(), s.code()) {
+                    (Some(sig), _) => signal_name(sig),
+                    (None, Some(code)) => format!("exit {code}"),
+                    _ => "unknown".into(),
+                }
+            }
+            (None, None) => "unknown".into(),
+        };
+        Death {
+            cause,
+            stderr,
+            model: std::fs::read(self.inflight.join(INFLIGHT_MODEL)).ok(),
+        }
+    }
+
+    fn died(&mut self, killed_for: Option<&str>) -> Outcome {
+        let death = self.bury(killed_for);
+        self.restarts += 1;
+        let ops = death
+            .model
+            .as_deref()
+            .and_then(crate::emit::read::node_op_types)
+            .map(|mut ops| {
+                ops.sort();
+                ops.dedup();
+                ops.join(",")
+            })
+            .unwrap_or_default();
+        let nodes = death
+            .model
+            .as_deref()
+            .and_then(crate::emit::read::node_op_types)
+            .map_or(0, |o| o.len());
+        Outcome {
+            verdict: Verdict::Found(death_finding(&death, &ops)),
+            nodes,
+            ops,
+            fired: Vec::new(),
+            new_finding: None,
+            death: Some(death),
+        }
+    }
+
+    fn try_execute(&mut self, request: &Request) -> Result<Outcome, String> {
+        if self.running.is_none() {
+            self.spawn()?;
+        }
+        let line = serde_json::to_string(request).map_err(|e| e.to_string())? + "\n";
+        let r = self.running.as_mut().expect("spawned above");
+        r.stderr.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let _ = std::fs::remove_file(self.inflight.join(INFLIGHT_MODEL));
+        if r.stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| r.stdin.flush())
+            .is_err()
+        {
+            return Ok(self.died(None));
+        }
+        let start = Instant::now();
+        let limit_kb = self.isolation.rss_limit_mb * 1024;
+        loop {
+            let r = self.running.as_mut().expect("running");
+            match r.lines.recv_timeout(POLL) {
+                Ok(line) => {
+                    if let Some(at) = line.find(OUTCOME) {
+                        let outcome: Outcome = serde_json::from_str(&line[at + OUTCOME.len()..])
+                            .map_err(|e| format!("bad worker reply: {e}"))?;
+                        self.peak_rss_kb = self.peak_rss_kb.max(rss_kb(r.process.id()));
+                        return Ok(outcome);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let rss = rss_kb(r.process.id());
+                    self.peak_rss_kb = self.peak_rss_kb.max(rss);
+                    if rss > limit_kb {
+                        return Ok(self.died(Some("rss-limit")));
+                    }
+                    if start.elapsed() > self.isolation.timeout {
+                        return Ok(self.died(Some("timeout")));
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(self.died(None)),
+            }
+        }
+    }
+}
+
+impl Executor for Isolated {
+    fn execute(&mut self, request: &Request) -> Result<Outcome, String> {
+        self.try_execute(request)
+    }
+
+    fn reference_level(&self) -> &str {
+        &self.reference_level
+    }
+
+    fn peak_rss_kb(&self) -> u64 {
+        self.peak_rss_kb
+    }
+
+    fn restarts(&self) -> u64 {
+        self.restarts
+    }
+}
+
+impl Drop for Isolated {
+    fn drop(&mut self) {
+        if let Some(mut r) = self.running.take() {
+            let _ = r.process.kill();
+            let _ = r.process.wait();
+        }
+    }
+}

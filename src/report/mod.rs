@@ -1,0 +1,196 @@
+//! Reports: `report.md` per finding ([`finding`]) and the campaign summary (`dlcfuzz report
+//! DIR`): final figures, distinct bugs after dedup with their counts, reduction ratios, and
+//! PNG plots of findings, coverage and transformers fired over time.
+
+pub mod finding;
+pub mod plot;
+
+use crate::campaign::dedup::{cluster, Cluster, Member};
+use crate::campaign::finding::{read_count, Report};
+use crate::campaign::post::read_reduction;
+use crate::campaign::runner::{finding_dirs, STATS_CSV};
+use plot::{line_chart, Series};
+use std::fmt::Write;
+use std::path::Path;
+
+/// One row of `stats.csv`, by column name.
+fn csv_rows(out: &Path) -> Result<Vec<std::collections::HashMap<String, f64>>, String> {
+    let path = out.join(STATS_CSV);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    Ok(lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .filter_map(|(h, v)| v.parse().ok().map(|v| (h.to_string(), v)))
+                .collect()
+        })
+        .collect())
+}
+
+/// The findings of a campaign folder as the clustering sees them.
+pub fn members(out: &Path) -> Vec<Member> {
+    finding_dirs(out)
+        .into_iter()
+        .filter_map(|dir| {
+            let report = Report::read(&dir).ok()?;
+            let reduced = read_reduction(&dir);
+            Some(Member {
+                folder: dir.file_name()?.to_string_lossy().into_owned(),
+                count: read_count(&dir),
+                culprits: match &report.culprits {
+                    Some(Ok(c)) => c.culprits.clone(),
+                    _ => Vec::new(),
+                },
+                reduced_ops: reduced.map(|_| report.op_types.clone()),
+                finding: report.finding,
+            })
+        })
+        .collect()
+}
+
+/// Distinct signatures before dedup, clusters after, and the mean reduction ratio over the
+/// reduced findings (with how many were reduced).
+pub struct Summary {
+    /// Distinct signatures (finding folders).
+    pub signatures: usize,
+    /// The clusters.
+    pub clusters: Vec<Cluster>,
+    /// Mean reduced/original operator nodes over reduced findings.
+    pub mean_reduction_ratio: Option<f64>,
+    /// Findings with a reduction.
+    pub reduced: usize,
+}
+
+/// Computes the [`Summary`] of campaign folder `out`.
+pub fn summarize(out: &Path) -> Summary {
+    let members = members(out);
+    let ratios: Vec<f64> = finding_dirs(out)
+        .iter()
+        .filter_map(|d| read_reduction(d))
+        .map(|r| r.ratio())
+        .collect();
+    Summary {
+        signatures: members.len(),
+        clusters: cluster(&members),
+        mean_reduction_ratio: (!ratios.is_empty())
+            .then(|| ratios.iter().sum::<f64>() / ratios.len() as f64),
+        reduced: ratios.len(),
+    }
+}
+
+fn series<'a>(
+    rows: &[std::collections::HashMap<String, f64>],
+    label: &'a str,
+    column: &str,
+) -> Series<'a> {
+    Series {
+        label,
+        points: rows
+            .iter()
+            .filter_map(|r| Some((*r.get("seconds")?, *r.get(column)?)))
+            .collect(),
+    }
+}
+
+/// Writes `out/report.md` and its plots (`findings.png`, `coverage.png`,
+/// `transformers.png`); returns the markdown path.
+pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
+    let rows = csv_rows(out)?;
+    let last = rows.last().cloned().unwrap_or_default();
+    let get = |k: &str| last.get(k).copied().unwrap_or(0.0);
+    let summary = summarize(out);
+    // Refresh every finding's report.md: hit counts have grown since it was written.
+    for dir in finding_dirs(out) {
+        if let Err(e) = finding::write(&dir) {
+            tracing::warn!("{}: {e}", dir.display());
+        }
+    }
+    line_chart(
+        &out.join("findings.png"),
+        "Findings over time",
+        "count",
+        &[
+            series(&rows, "distinct signatures", "findings"),
+            series(&rows, "tests with a finding", "finding_tests"),
+        ],
+    )?;
+    line_chart(
+        &out.join("coverage.png"),
+        "Coverage features over time",
+        "features (transformers fired + op types)",
+        &[series(&rows, "features", "features")],
+    )?;
+    line_chart(
+        &out.join("transformers.png"),
+        "Distinct optimizer transformers fired",
+        "transformers",
+        &[series(&rows, "transformers fired", "transformers_fired")],
+    )?;
+    let mut md = String::new();
+    let _ = writeln!(md, "# Campaign report: {}\n", out.display());
+    let _ = writeln!(
+        md,
+        "- {} tests in {:.0} s ({:.1} tests/s); valid {:.1} %, unsupported {:.1} %",
+        get("tests"),
+        get("seconds"),
+        get("tests_per_s"),
+        get("valid_fraction") * 100.0,
+        get("unsupported_fraction") * 100.0
+    );
+    let _ = writeln!(
+        md,
+        "- {} coverage features, {} transformers fired; peak test-process RSS {:.0} MiB; {} test-process restarts",
+        get("features"),
+        get("transformers_fired"),
+        get("peak_test_rss_mb"),
+        get("restarts")
+    );
+    let _ = writeln!(
+        md,
+        "- Findings: **{} distinct signatures → {} distinct bugs after dedup**, {} tests hit one",
+        summary.signatures,
+        summary.clusters.len(),
+        get("finding_tests")
+    );
+    match summary.mean_reduction_ratio {
+        Some(r) => {
+            let _ = writeln!(
+                md,
+                "- Reduction: {} of {} findings reduced, mean size ratio {:.2} (reduced / original operator nodes)",
+                summary.reduced, summary.signatures, r
+            );
+        }
+        None => {
+            let _ = writeln!(
+                md,
+                "- Reduction: none reduced yet (`dlcfuzz reduce FINDING`)"
+            );
+        }
+    }
+    let _ = writeln!(md, "\n![findings](findings.png)\n![coverage](coverage.png)\n![transformers](transformers.png)\n");
+    let _ = writeln!(md, "## Distinct bugs\n");
+    let _ = writeln!(md, "| # | kind | hits | signature | culprits | folders |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    for (i, c) in summary.clusters.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | `{}` | {} | {} |",
+            i + 1,
+            c.kind,
+            c.count,
+            c.signature.replace('|', "/"),
+            c.culprits.join(", "),
+            c.folders
+                .iter()
+                .map(|f| format!("[{f}](findings/{f}/report.md)"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    let path = out.join("report.md");
+    std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
