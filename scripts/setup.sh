@@ -48,6 +48,12 @@ if ! command -v cc >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq build-essential
 fi
 
+# A TrueType font for the plots of `dlcfuzz report`, and zip for oss-fuzz/build.sh.
+if [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || ! command -v zip >/dev/null 2>&1; then
+  log "installing fonts-dejavu-core and zip"
+  apt-get update -qq && apt-get install -y -qq fonts-dejavu-core zip
+fi
+
 # cargo-fuzz for `cargo +nightly fuzz run <target>` (only when a nightly toolchain exists).
 if rustup toolchain list 2>/dev/null | grep -q nightly && ! command -v cargo-fuzz >/dev/null 2>&1; then
   log "installing cargo-fuzz"

@@ -11,24 +11,41 @@ pub fn deps_dir() -> PathBuf {
 }
 
 /// The ONNX Runtime shared library: `ORT_DYLIB_PATH` if set, else the pip wheel in
-/// [`deps_dir`].
+/// [`deps_dir`], else `lib/onnxruntime/` beside the executable (where `oss-fuzz/build.sh`
+/// puts it in `$OUT`).
 pub fn ort_dylib() -> PathBuf {
-    std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| deps_dir().join("onnxruntime/capi/libonnxruntime.so.1.31.1"))
+    const FILE: &str = "libonnxruntime.so.1.31.1";
+    if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
+        return PathBuf::from(p);
+    }
+    let wheel = deps_dir().join("onnxruntime/capi").join(FILE);
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("lib/onnxruntime").join(FILE)));
+    match beside {
+        Some(b) if !wheel.exists() && b.exists() => b,
+        _ => wheel,
+    }
 }
 
 /// Cache folder (capability tables): `DLCFUZZ_CACHE_DIR`, else `.deps/cache` beside the
-/// Python packages.
+/// Python packages, else (when there is no `.deps`, as on a fuzzing cluster) `lib/cache`
+/// beside the executable, which `oss-fuzz/build.sh` fills.
 pub fn cache_dir() -> PathBuf {
-    std::env::var_os("DLCFUZZ_CACHE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            deps_dir()
-                .parent()
-                .map(|p| p.join("cache"))
-                .unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache"))
-        })
+    if let Some(dir) = std::env::var_os("DLCFUZZ_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    let deps = deps_dir();
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join("lib/cache")));
+    match beside {
+        Some(b) if !deps.exists() && b.exists() => b,
+        _ => deps
+            .parent()
+            .map(|p| p.join("cache"))
+            .unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache")),
+    }
 }
 
 /// The `python3` interpreter used for checks, with [`deps_dir`] on its `PYTHONPATH`.

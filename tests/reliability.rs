@@ -46,6 +46,15 @@ fn findings(out: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap_or_default()
 }
 
+/// Fails with the command's stderr unless it exited successfully.
+fn succeeded(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 fn stats(stdout: &[u8]) -> serde_json::Value {
     let text = String::from_utf8_lossy(stdout);
     serde_json::from_str(text.lines().last().unwrap_or("{}")).expect("stats JSON on stdout")
@@ -84,11 +93,7 @@ fn every_fault_becomes_a_finding_and_the_campaign_goes_on() {
         .args(["--max-tests", "400", "--reduce-budget", "0"])
         .output()
         .expect("dlcfuzz runs");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    succeeded(&run);
     let s = stats(&run.stdout);
     let sigs = signatures(&s);
     for wanted in ["crash:SIGSEGV", "crash:SIGABRT", "hang:", "oom:"] {
@@ -169,11 +174,7 @@ fn kill_9_then_resume_loses_no_finding_and_reduces_them() {
         .args(["--resume", "--reduce-budget", "15"])
         .output()
         .expect("dlcfuzz resumes");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    succeeded(&run);
     let after = findings(&out);
     for (name, input) in &before {
         assert_eq!(after.get(name), Some(input), "{name} lost or changed");
@@ -223,11 +224,7 @@ fn kill_9_then_resume_loses_no_finding_and_reduces_them() {
         .arg(&out)
         .output()
         .expect("report runs");
-    assert!(
-        summary.status.success(),
-        "{}",
-        String::from_utf8_lossy(&summary.stderr)
-    );
+    succeeded(&summary);
     let s = stats(&summary.stdout);
     assert!(
         s["distinct_after_dedup"].as_u64().unwrap() <= s["distinct_signatures"].as_u64().unwrap()

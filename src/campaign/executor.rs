@@ -153,4 +153,17 @@ impl Executor for InProcess {
     fn reference_level(&self) -> &str {
         self.harness.backend.levels()[0]
     }
+
+    fn peak_rss_kb(&self) -> u64 {
+        own_peak_rss_kb()
+    }
+}
+
+/// This process's peak resident set, in KiB.
+pub fn own_peak_rss_kb() -> u64 {
+    // SAFETY: getrusage writes only the struct we pass; all-zero is a valid rusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    usage.ru_maxrss.max(0) as u64
 }

@@ -131,15 +131,6 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
-/// This process's peak resident set, in MiB.
-fn self_peak_rss_mb() -> f64 {
-    // SAFETY: getrusage writes only the struct we pass.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    usage.ru_maxrss as f64 / 1024.0
-}
-
 /// The finding folders under a campaign's `findings/`, sorted.
 pub fn finding_dirs(out: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(out.join(FINDINGS))
@@ -385,7 +376,9 @@ fn job(
         stats.peak_test_rss_mb = stats
             .peak_test_rss_mb
             .max(executor.peak_rss_kb() as f64 / 1024.0);
-        stats.peak_campaign_rss_mb = stats.peak_campaign_rss_mb.max(self_peak_rss_mb());
+        stats.peak_campaign_rss_mb = stats
+            .peak_campaign_rss_mb
+            .max(super::executor::own_peak_rss_kb() as f64 / 1024.0);
         stats.restarts = stats.restarts.max(executor.restarts());
         stats.finish(Duration::from_secs_f64(
             before + start.elapsed().as_secs_f64(),

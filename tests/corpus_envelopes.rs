@@ -1,0 +1,99 @@
+//! Corpus discipline: every checked-in seed of a differential target has an envelope entry
+//! (`corpus/envelopes/<target>.json`) recording the decoder version and what the seed decodes
+//! to (op types in node order, model input shapes). A decoder change that alters any seed's
+//! test case fails here until `gen::DECODER_VERSION` is bumped and the envelopes are
+//! re-blessed (`DLCFUZZ_BLESS=1 cargo test --release --test corpus_envelopes`).
+
+use dlcfuzz::campaign::harness::Harness;
+use dlcfuzz::emit::onnx::emit;
+use dlcfuzz::gen::{Limits, DECODER_VERSION};
+use dlcfuzz::mutate::patterns::Library;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+struct Envelope {
+    decoder_version: u32,
+    seeds: BTreeMap<String, String>,
+}
+
+fn summary(harness: &Harness, bytes: &[u8]) -> String {
+    let case = harness.decode(bytes);
+    let model = emit(&case);
+    let ops: Vec<&str> = case
+        .graph
+        .op_nodes()
+        .into_iter()
+        .filter_map(|n| match &case.graph.node(n).kind {
+            dlcfuzz::ir::NodeKind::Op(op) => Some(op.op_type()),
+            _ => None,
+        })
+        .collect();
+    let inputs: Vec<String> = model
+        .inputs
+        .iter()
+        .map(|(n, _)| format!("{:?}", case.graph.node(*n).outputs[0]))
+        .collect();
+    format!("{} | {}", ops.join(","), inputs.join(";"))
+}
+
+fn check(target: &str, harness: &Harness) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seeds: Vec<_> = std::fs::read_dir(root.join("corpus").join(target))
+        .expect("seed folder")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    seeds.sort();
+    let current = Envelope {
+        decoder_version: DECODER_VERSION,
+        seeds: seeds
+            .iter()
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, summary(harness, &std::fs::read(p).expect("seed")))
+            })
+            .collect(),
+    };
+    let path = root.join("corpus/envelopes").join(format!("{target}.json"));
+    if std::env::var("DLCFUZZ_BLESS").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&current).unwrap() + "\n",
+        )
+        .unwrap();
+        return;
+    }
+    let saved: Envelope = serde_json::from_slice(
+        &std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .expect("envelope JSON");
+    assert_eq!(
+        saved.decoder_version, DECODER_VERSION,
+        "{target}: the envelopes were blessed for another decoder version"
+    );
+    for (name, was) in &saved.seeds {
+        let now = current.seeds.get(name);
+        assert_eq!(
+            now,
+            Some(was),
+            "{target}/{name} decodes differently: bump gen::DECODER_VERSION and re-bless"
+        );
+    }
+    assert_eq!(
+        saved.seeds.len(),
+        current.seeds.len(),
+        "{target}: unblessed seeds"
+    );
+}
+
+#[test]
+fn differential_seeds_decode_as_recorded() {
+    let ort = Harness::ort_cpu(Limits::default()).expect("ONNX Runtime loads");
+    check("ort_cpu", &ort);
+    let patterns = Harness::ort_cpu(Limits::default())
+        .expect("ONNX Runtime loads")
+        .with_patterns(Library::named("builtin").expect("builtin library"));
+    check("ort_cpu_patterns", &patterns);
+    check("tract", &Harness::tract(Limits::default()));
+}
