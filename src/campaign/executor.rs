@@ -73,6 +73,30 @@ pub struct Outcome {
     pub death: Option<Death>,
 }
 
+impl Outcome {
+    /// The outcome of a test whose process died: a crash, hang or out-of-memory finding
+    /// named after the op types of the model it was running, when it left one.
+    pub fn of_death(death: Death) -> Outcome {
+        let mut ops = death
+            .model
+            .as_deref()
+            .and_then(crate::emit::read::node_op_types)
+            .unwrap_or_default();
+        let nodes = ops.len();
+        ops.sort();
+        ops.dedup();
+        let ops = ops.join(",");
+        Outcome {
+            verdict: Verdict::Found(super::dedup::death_finding(&death, &ops)),
+            nodes,
+            ops,
+            fired: Vec::new(),
+            new_finding: None,
+            death: Some(death),
+        }
+    }
+}
+
 /// Runs test requests somewhere: in this process, or in a child process that may die.
 pub trait Executor {
     /// Runs one request; an error means the executor itself broke (a worker that cannot
@@ -111,11 +135,12 @@ pub fn run_request(harness: &Harness, request: &Request, inflight: Option<&Path>
             death: None,
         };
     }
+    let model = emit(&case);
     if let Some(dir) = inflight {
         // Best effort: a full disk must not stop the test.
-        let _ = std::fs::write(dir.join(INFLIGHT_MODEL), emit(&case).bytes);
+        let _ = std::fs::write(dir.join(INFLIGHT_MODEL), &model.bytes);
     }
-    let run = harness.judge(case);
+    let run = harness.judge_emitted(case, model);
     let new_finding = match (&request.save_to, &run.verdict) {
         (Some(out), Verdict::Found(f)) => {
             match finding::write_new(out, &request.bytes, &run, f, harness.backend.as_ref()) {

@@ -218,6 +218,11 @@ impl Harness {
     /// Runs a prepared test case: emit, reference, every backend level, verdict.
     pub fn judge(&self, case: TestCase) -> TestRun {
         let model = emit(&case);
+        self.judge_emitted(case, model)
+    }
+
+    /// [`judge`](Self::judge) for a case already emitted as `model` (`emit(&case)`).
+    pub fn judge_emitted(&self, case: TestCase, model: OnnxModel) -> TestRun {
         let reference = self.reference.then(|| TorchReference.judge(&case, &model));
         let mut fired = Vec::new();
         let verdict = differential(

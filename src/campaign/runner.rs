@@ -15,7 +15,6 @@
 //! died files its input as a crash), re-queues findings still lacking a `report.md` for
 //! reduction, and goes on from the saved index: at worst a second of tests runs twice.
 
-use super::dedup::death_finding;
 use super::executor::{Death, Executor, Outcome, Request, Target};
 use super::finding::{self, read_count, write_count};
 use super::post::Envelope;
@@ -238,14 +237,7 @@ fn leftovers(config: &CampaignConfig, isolated: bool, shared: &Mutex<Shared>) {
                     .into(),
                 model: std::fs::read(job.join(super::executor::INFLIGHT_MODEL)).ok(),
             };
-            let outcome = Outcome {
-                verdict: Verdict::Found(death_finding(&death, "")),
-                nodes: 0,
-                ops: String::new(),
-                fired: Vec::new(),
-                new_finding: None,
-                death: Some(death),
-            };
+            let outcome = Outcome::of_death(death);
             let mut s = shared.lock().expect("lock");
             record(config, &mut s, &bytes, &outcome, &mpsc::channel().0, "");
         }

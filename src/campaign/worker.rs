@@ -8,10 +8,8 @@
 //! [`Outcome`] line. Anything else a backend prints to stdout is ignored. Before running the
 //! backend the worker writes the model to its in-flight folder, so a death keeps the model.
 
-use super::dedup::death_finding;
 use super::executor::{run_request, Death, Executor, Outcome, Request, Target, INFLIGHT_MODEL};
 use super::harness::Harness;
-use crate::oracle::Verdict;
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -41,7 +39,7 @@ pub fn serve(harness: &Harness, inflight: &Path) -> std::io::Result<()> {
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let request: Request = serde_json::from_str(&line).map_err(std::io::Error::other)?;
-        let _ = std::fs::remove_file(inflight.join(INFLIGHT_MODEL));
+        // The parent removed the previous in-flight model before sending this request.
         let outcome = run_request(harness, &request, Some(inflight));
         let reply = serde_json::to_string(&outcome).map_err(std::io::Error::other)?;
         write_line(&format!("{OUTCOME}{reply}\n"))?;
@@ -69,7 +67,6 @@ struct Running {
     stdin: ChildStdin,
     lines: Receiver<String>,
     stderr: Arc<Mutex<Vec<u8>>>,
-    reference_level: String,
 }
 
 /// The parent side: an [`Executor`] that runs each request in a worker process.
@@ -133,12 +130,6 @@ impl Isolated {
             restarts: 0,
         };
         me.spawn()?;
-        let level = me
-            .running
-            .as_ref()
-            .map(|r| r.reference_level.clone())
-            .unwrap_or_default();
-        me.reference_level = level;
         Ok(me)
     }
 
@@ -211,12 +202,12 @@ impl Isolated {
                 }
             }
         };
+        self.reference_level = reference_level;
         self.running = Some(Running {
             process,
             stdin,
             lines,
             stderr,
-            reference_level,
         });
         Ok(())
     }
@@ -256,29 +247,7 @@ impl Isolated {
     fn died(&mut self, killed_for: Option<&str>) -> Outcome {
         let death = self.bury(killed_for);
         self.restarts += 1;
-        let ops = death
-            .model
-            .as_deref()
-            .and_then(crate::emit::read::node_op_types)
-            .map(|mut ops| {
-                ops.sort();
-                ops.dedup();
-                ops.join(",")
-            })
-            .unwrap_or_default();
-        let nodes = death
-            .model
-            .as_deref()
-            .and_then(crate::emit::read::node_op_types)
-            .map_or(0, |o| o.len());
-        Outcome {
-            verdict: Verdict::Found(death_finding(&death, &ops)),
-            nodes,
-            ops,
-            fired: Vec::new(),
-            new_finding: None,
-            death: Some(death),
-        }
+        Outcome::of_death(death)
     }
 
     fn try_execute(&mut self, request: &Request) -> Result<Outcome, String> {

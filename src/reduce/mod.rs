@@ -82,12 +82,17 @@ struct Search<'a, F: FnMut(&[Edit]) -> bool> {
 impl<F: FnMut(&[Edit]) -> bool> Search<'_, F> {
     /// Runs `accepted ++ [edit]`; keeps the edit when the finding survives.
     fn try_edit(&mut self, edit: Edit) -> bool {
+        self.try_edits(vec![edit])
+    }
+
+    /// Runs `accepted ++ edits`; keeps the edits when the finding survives.
+    fn try_edits(&mut self, edits: Vec<Edit>) -> bool {
         if Instant::now() >= self.deadline {
             self.out_of_budget = true;
             return false;
         }
         let mut candidate = self.accepted.clone();
-        candidate.push(edit);
+        candidate.extend(edits);
         if apply_all(&mut self.case.clone(), &candidate).is_err() {
             return false;
         }
@@ -200,19 +205,7 @@ impl<F: FnMut(&[Edit]) -> bool> Search<'_, F> {
         if leaves.is_empty() || self.out_of_budget {
             return;
         }
-        let before = self.accepted.clone();
-        let mut candidate = before.clone();
-        candidate.extend(leaves.iter().map(|n| edit(n.index())));
-        if Instant::now() >= self.deadline {
-            self.out_of_budget = true;
-            return;
-        }
-        if apply_all(&mut self.case.clone(), &candidate).is_ok() {
-            self.tests += 1;
-            if (self.still_fails)(&candidate) {
-                self.accepted = candidate;
-            }
-        }
+        self.try_edits(leaves.iter().map(|n| edit(n.index())).collect());
     }
 }
 
