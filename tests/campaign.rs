@@ -84,6 +84,7 @@ fn harness(script: Script) -> Harness {
         values: None,
         reference: false,
         patterns: None,
+        mutations: false,
     }
 }
 
@@ -123,6 +124,7 @@ fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) ->
             backend: "scripted".into(),
             max_nodes: 10,
             patterns: None,
+            mutations: false,
         },
         time: Duration::from_secs(60),
         max_tests,

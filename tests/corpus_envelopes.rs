@@ -5,7 +5,7 @@
 //! re-blessed (`DLCFUZZ_BLESS=1 cargo test --release --test corpus_envelopes`).
 
 use dlcfuzz::campaign::harness::Harness;
-use dlcfuzz::emit::onnx::emit;
+use dlcfuzz::emit::onnx::emit_with_applied;
 use dlcfuzz::gen::{Limits, DECODER_VERSION};
 use dlcfuzz::mutate::patterns::Library;
 use std::collections::BTreeMap;
@@ -19,7 +19,7 @@ struct Envelope {
 
 fn summary(harness: &Harness, bytes: &[u8]) -> String {
     let case = harness.decode(bytes);
-    let model = emit(&case);
+    let (model, applied) = emit_with_applied(&case);
     let ops: Vec<&str> = case
         .graph
         .op_nodes()
@@ -34,7 +34,12 @@ fn summary(harness: &Harness, bytes: &[u8]) -> String {
         .iter()
         .map(|(n, _)| format!("{:?}", case.graph.node(*n).outputs[0]))
         .collect();
-    format!("{} | {}", ops.join(","), inputs.join(";"))
+    let summary = format!("{} | {}", ops.join(","), inputs.join(";"));
+    if applied.is_empty() {
+        summary
+    } else {
+        format!("{summary} | {}", applied.join(","))
+    }
 }
 
 fn check(target: &str, harness: &Harness) {
@@ -96,4 +101,8 @@ fn differential_seeds_decode_as_recorded() {
         .with_patterns(Library::named("builtin").expect("builtin library"));
     check("ort_cpu_patterns", &patterns);
     check("tract", &Harness::tract(Limits::default()));
+    let mutated = Harness::ort_cpu(Limits::default())
+        .expect("ONNX Runtime loads")
+        .with_mutations();
+    check("ort_cpu_mutated", &mutated);
 }

@@ -71,6 +71,7 @@ fn differential(target: &str, run: fn(&[u8]) -> Verdict, n: usize, seed: u64) ->
             Ok(Verdict::Skipped(Skip::NonFinite)) => "non-finite",
             Ok(Verdict::Skipped(Skip::Explained(_))) => "explained",
             Ok(Verdict::Skipped(Skip::Unsupported(_))) => "unsupported",
+            Ok(Verdict::Skipped(Skip::Rejected(_))) => "level-0 rejected",
             Ok(Verdict::Skipped(Skip::Invalid(m))) => {
                 invalid.push(m);
                 "invalid"
@@ -157,6 +158,21 @@ fn ort_cpu_target_runs_mostly_valid_cases() {
     assert!(
         valid >= 0.9,
         "only {valid:.3} of the cases are valid for ORT"
+    );
+}
+
+#[test]
+fn ort_cpu_mutated_target_runs_valid_rewritten_cases() {
+    let valid = differential(
+        "ort_cpu_mutated",
+        dlcfuzz::targets::ort_cpu_mutated,
+        300,
+        24,
+    );
+    eprintln!("ort_cpu_mutated valid fraction: {valid:.3}");
+    assert!(
+        valid >= 0.9,
+        "only {valid:.3} of the mutated cases are valid for ORT (level-0 rejections excluded)"
     );
 }
 

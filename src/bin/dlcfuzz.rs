@@ -88,6 +88,11 @@ enum Command {
         /// written by `dlcfuzz patterns extract`.
         #[arg(long)]
         patterns: Option<String>,
+        /// Read a mutation header first: HirFuzz constraint levels (p = 0.6 of level 0,
+        /// adapted by α = 0.01 per new bug in campaigns) and ONNX function, If and Loop
+        /// rewrites, as the `ort_cpu_mutated` fuzz target does.
+        #[arg(long)]
+        mutate: bool,
         /// Worker processes running tests in parallel.
         #[arg(long, default_value_t = 1)]
         jobs: usize,
@@ -121,6 +126,11 @@ enum Command {
         /// Pattern library.
         #[arg(long)]
         patterns: Option<String>,
+        /// Read a mutation header first: HirFuzz constraint levels (p = 0.6 of level 0,
+        /// adapted by α = 0.01 per new bug in campaigns) and ONNX function, If and Loop
+        /// rewrites, as the `ort_cpu_mutated` fuzz target does.
+        #[arg(long)]
+        mutate: bool,
         /// Folder for the in-flight model.
         #[arg(long)]
         inflight: PathBuf,
@@ -163,6 +173,11 @@ enum Command {
         /// The pattern library the campaign used (`builtin` or a file), if any.
         #[arg(long)]
         patterns: Option<String>,
+        /// Read a mutation header first: HirFuzz constraint levels (p = 0.6 of level 0,
+        /// adapted by α = 0.01 per new bug in campaigns) and ONNX function, If and Loop
+        /// rewrites, as the `ort_cpu_mutated` fuzz target does.
+        #[arg(long)]
+        mutate: bool,
         /// Replay the input as found, ignoring the folder's reduction.json.
         #[arg(long)]
         unreduced: bool,
@@ -296,6 +311,7 @@ fn harness(name: &str, max_nodes: usize, patterns: Option<&str>) -> Result<Harne
         backend: name.to_string(),
         max_nodes,
         patterns: patterns.map(str::to_string),
+        mutations: false,
     })
     .map_err(anyhow::Error::msg)
 }
@@ -497,6 +513,7 @@ fn main() -> Result<()> {
             max_nodes,
             max_tests,
             patterns,
+            mutate,
             jobs,
             timeout,
             rss_limit_mb,
@@ -508,6 +525,7 @@ fn main() -> Result<()> {
                 backend,
                 max_nodes,
                 patterns,
+                mutations: mutate,
             };
             let isolation = Isolation {
                 timeout: Duration::from_secs_f64(timeout),
@@ -516,6 +534,10 @@ fn main() -> Result<()> {
             let program = std::env::current_exe().context("locating the dlcfuzz executable")?;
             let header = if target.patterns.is_some() {
                 HEADER_BYTES
+            } else {
+                0
+            } + if target.mutations {
+                dlcfuzz::mutate::levels::HEADER_BYTES
             } else {
                 0
             };
@@ -576,12 +598,14 @@ fn main() -> Result<()> {
             backend,
             max_nodes,
             patterns,
+            mutate,
             inflight,
         } => {
             let target = Target {
                 backend,
                 max_nodes,
                 patterns,
+                mutations: mutate,
             };
             let harness = Harness::for_target(&target).map_err(anyhow::Error::msg)?;
             worker::serve(&harness, &inflight)?;
@@ -629,6 +653,7 @@ fn main() -> Result<()> {
             max_nodes,
             save,
             patterns,
+            mutate,
             unreduced,
         } => {
             let bytes = campaign::read_input(&path)
@@ -651,6 +676,7 @@ fn main() -> Result<()> {
                 backend,
                 max_nodes,
                 patterns,
+                mutations: mutate,
             });
             let harness = Harness::for_target(&target).map_err(anyhow::Error::msg)?;
             let edits = match post::read_reduction(&path) {

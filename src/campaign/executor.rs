@@ -19,6 +19,10 @@ pub struct Target {
     pub max_nodes: usize,
     /// Pattern library spliced into each seed graph (`builtin` or a file), if any.
     pub patterns: Option<String>,
+    /// Whether inputs start with a mutation header: HirFuzz constraint levels and ONNX
+    /// function rewrites (`ort_cpu_mutated`).
+    #[serde(default)]
+    pub mutations: bool,
 }
 
 /// One test to run.

@@ -7,13 +7,17 @@ use crate::backend::faulty::Faulty;
 use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
 use crate::backend::Backend;
-use crate::emit::onnx::{emit, OnnxModel};
+use crate::emit::onnx::{emit, emit_plain, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::{NodeKind, Tensor};
+use crate::mutate::levels::{Level, Mutations};
 use crate::mutate::patterns::recipe::synthesize;
 use crate::mutate::patterns::Library;
+use crate::oracle::exceptions::exception_handling;
 use crate::oracle::localize::{known_deviation, localize};
-use crate::oracle::{differential, Blame, Finding, Skip, Verdict};
+use crate::oracle::{
+    differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
+};
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
@@ -34,6 +38,9 @@ pub struct Harness {
     pub reference: bool,
     /// Patterns spliced into every seed graph (OATest synthesis); `None`: plain generation.
     pub patterns: Option<Arc<Library>>,
+    /// Whether inputs start with a [`Mutations`] header (constraint level, level-0
+    /// violation, function rewrites: HirFuzz, `ort_cpu_mutated`).
+    pub mutations: bool,
 }
 
 /// Everything one test produced.
@@ -59,6 +66,7 @@ impl Harness {
             values: Some(SearchConfig::default()),
             reference: true,
             patterns: None,
+            mutations: false,
         }
     }
 
@@ -88,9 +96,14 @@ impl Harness {
                 ))
             }
         };
-        Ok(match &target.patterns {
+        let harness = match &target.patterns {
             Some(name) => harness.with_patterns(Library::named(name)?),
             None => harness,
+        };
+        Ok(if target.mutations {
+            harness.with_mutations()
+        } else {
+            harness
         })
     }
 
@@ -120,13 +133,30 @@ impl Harness {
         }
     }
 
+    /// The same harness reading a [`Mutations`] header before the graph recipe: HirFuzz's
+    /// constraint levels and ONNX function and control-flow rewrites.
+    pub fn with_mutations(self) -> Harness {
+        Harness {
+            mutations: true,
+            ..self
+        }
+    }
+
     /// Decodes `bytes` into a test case: a generated graph, with patterns spliced in when the
-    /// harness has a library.
+    /// harness has a library, and the mutation header read first when the harness mutates.
     pub fn decode(&self, bytes: &[u8]) -> TestCase {
-        match &self.patterns {
+        let (mutations, bytes) = if self.mutations {
+            let (m, rest) = Mutations::split(bytes);
+            (Some(m), rest)
+        } else {
+            (None, bytes)
+        };
+        let mut case = match &self.patterns {
             Some(library) => synthesize(bytes, library, &self.menu, &self.limits).case,
             None => TestCase::decode(bytes, &self.menu, &self.limits),
-        }
+        };
+        case.mutations = mutations;
+        case
     }
 
     /// The same harness testing `backend` instead (which must share the probed backend's
@@ -222,20 +252,90 @@ impl Harness {
     }
 
     /// [`judge`](Self::judge) for a case already emitted as `model` (`emit(&case)`).
+    ///
+    /// A constraint-level-0 case goes to the exception-handling oracle instead (no reference:
+    /// only internal assertions count). A rewritten level-1 case is judged against the
+    /// original graph: the reference computes the original's semantics (or, without the
+    /// reference, the original model's unoptimized run stands in), and a rewritten model
+    /// that the backend rejects while it runs the original is a finding.
     pub fn judge_emitted(&self, case: TestCase, model: OnnxModel) -> TestRun {
-        let reference = self.reference.then(|| TorchReference.judge(&case, &model));
         let mut fired = Vec::new();
+        let inputs = Self::inputs(&case, &model);
+        let level = case.mutations.as_ref().map(|m| m.level);
+        if level == Some(Level::Zero) {
+            let verdict = exception_handling(self.backend.as_ref(), &model, &inputs, &mut fired);
+            return Self::run_of(case, model, verdict, fired);
+        }
+        let rewritten = case
+            .mutations
+            .as_ref()
+            .is_some_and(|m| !m.plan.rewrites.is_empty());
+        let reference = if self.reference {
+            Some(TorchReference.judge(&case, &model))
+        } else if rewritten {
+            Some(self.original_run(&case))
+        } else {
+            None
+        };
         let verdict = differential(
             self.backend.as_ref(),
             &model,
-            &Self::inputs(&case, &model),
+            &inputs,
             reference.as_ref(),
             || Self::op_types(&case),
             &mut fired,
         );
+        let verdict = match verdict {
+            Verdict::Skipped(Skip::Invalid(message)) if rewritten => {
+                self.rejected_rewrite(&case, message)
+            }
+            other => other,
+        };
+        let verdict = self.localized(&case, verdict);
+        Self::run_of(case, model, verdict, fired)
+    }
+
+    /// The original (unrewritten) model's unoptimized run, as the reference of a rewritten
+    /// one.
+    fn original_run(&self, case: &TestCase) -> ReferenceRun {
+        let plain = emit_plain(case);
+        let outputs = self
+            .backend
+            .run(&plain, &Self::inputs(case, &plain), 0)
+            .map_err(|e| e.to_string());
+        ReferenceRun {
+            outputs,
+            fragile: Vec::new(),
+        }
+    }
+
+    /// The verdict on a rewritten model the backend rejected: a crash finding when the
+    /// backend runs the original model (the rewrites preserve validity), else the skip.
+    fn rejected_rewrite(&self, case: &TestCase, message: String) -> Verdict {
+        let level = self.backend.levels()[0];
+        if self.original_run(case).outputs.is_err() {
+            return Verdict::Skipped(Skip::Invalid(message));
+        }
+        Verdict::Found(Finding {
+            kind: FindingKind::Crash,
+            level: level.into(),
+            signature: format!("rewrite-rejected:{level}:{}", normalize_message(&message)),
+            detail: format!(
+                "the original model runs, its semantics-preserving rewrite is rejected: {message}"
+            ),
+            blame: None,
+        })
+    }
+
+    /// A test run with its fired optimizations sorted and distinct.
+    fn run_of(
+        case: TestCase,
+        model: OnnxModel,
+        verdict: Verdict,
+        mut fired: Vec<String>,
+    ) -> TestRun {
         fired.sort_unstable();
         fired.dedup();
-        let verdict = self.localized(&case, verdict);
         TestRun {
             case,
             model,

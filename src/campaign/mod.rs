@@ -70,6 +70,16 @@ pub struct Stats {
     /// Test processes replaced after a death.
     #[serde(default)]
     pub restarts: u64,
+    /// Constraint-level-0 tests (deliberately invalid models).
+    #[serde(default)]
+    pub level0_tests: u64,
+    /// Level-0 models rejected with a clean error.
+    #[serde(default)]
+    pub rejected_level0: u64,
+    /// The probability of constraint level 0 at the end (HirFuzz's p; 0 when the target
+    /// has no levels).
+    #[serde(default)]
+    pub level0_p: f64,
 }
 
 impl Stats {
@@ -94,6 +104,7 @@ impl Stats {
                 self.valid += 1;
                 self.non_finite += 1;
             }
+            Verdict::Skipped(Skip::Rejected(_)) => self.rejected_level0 += 1,
             Verdict::Skipped(Skip::Explained(why)) => {
                 self.valid += 1;
                 *self.explained.entry(why.clone()).or_insert(0) += 1;

@@ -20,6 +20,7 @@ use super::finding::{self, read_count, write_count};
 use super::post::Envelope;
 use super::worker::Isolation;
 use super::Stats;
+use crate::mutate::levels::{Level, LevelPolicy};
 use crate::oracle::Verdict;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -89,6 +90,9 @@ struct State {
     next_index: u64,
     stats: Stats,
     features: BTreeSet<String>,
+    /// HirFuzz's constraint-level policy (targets with mutations).
+    #[serde(default)]
+    levels: LevelPolicy,
 }
 
 struct Shared {
@@ -98,6 +102,15 @@ struct Shared {
     last_save: Instant,
     last_csv: Instant,
     error: Option<String>,
+}
+
+/// Sets the level byte of a mutated input (its first) so that level 0 comes with the
+/// policy's current probability; the draw is a function of (seed, index).
+fn set_level_byte(bytes: &mut [u8], policy: &LevelPolicy, seed: u64, index: u64) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ index.rotate_left(17) ^ 0x1e7e1);
+    if let Some(first) = bytes.first_mut() {
+        *first = policy.level_byte(rng.random(), rng.random());
+    }
 }
 
 /// Input number `index` of the stream: fresh random bytes, or (half the time, once there is
@@ -255,6 +268,13 @@ fn record(
     reference_level: &str,
 ) {
     let findings = config.out.join(FINDINGS);
+    if config.target.mutations {
+        let stats = &mut s.state.stats;
+        stats.level0_p = s.state.levels.p;
+        if Level::of_byte(bytes.first().copied().unwrap_or(0)) == Level::Zero {
+            stats.level0_tests += 1;
+        }
+    }
     s.state.stats.record(
         &outcome.verdict,
         outcome.nodes,
@@ -280,6 +300,10 @@ fn record(
             .unwrap_or(1);
         let _ = write_count(&dir, count);
         if let Some(dir) = created {
+            if config.target.mutations {
+                let level = Level::of_byte(bytes.first().copied().unwrap_or(0));
+                s.state.levels.record_new_finding(level);
+            }
             let _ = Envelope::write(&dir, &config.target);
             let _ = new_findings.send(dir);
         }
@@ -341,7 +365,11 @@ fn job(
                 None => {
                     let index = s.state.next_index;
                     s.state.next_index += 1;
-                    input(config.seed, index, config.input_len, &s.corpus)
+                    let mut bytes = input(config.seed, index, config.input_len, &s.corpus);
+                    if config.target.mutations {
+                        set_level_byte(&mut bytes, &s.state.levels, config.seed, index);
+                    }
+                    bytes
                 }
             }
         };

@@ -143,6 +143,9 @@ impl Isolated {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if self.target.mutations {
+            cmd.arg("--mutate");
+        }
         if let Some(p) = &self.target.patterns {
             cmd.args(["--patterns", p]);
         }

@@ -156,8 +156,24 @@ pub fn node_parts(op: &OpNode) -> NodeParts<'_> {
     }
 }
 
-/// Emits `case` as an ONNX model (weights as initializers).
+/// Emits `case` as the ONNX model a backend tests (weights as initializers): the plain
+/// emission ([`emit_plain`]) with the case's level-0 violation and rewrites, if any, applied.
 pub fn emit(case: &TestCase) -> OnnxModel {
+    emit_with_applied(case).0
+}
+
+/// [`emit`], plus the names of the mutations that applied (empty for plain cases).
+pub fn emit_with_applied(case: &TestCase) -> (OnnxModel, Vec<String>) {
+    let plain = emit_plain(case);
+    match &case.mutations {
+        Some(m) => crate::mutate::functions::apply(case, &plain, m),
+        None => (plain, Vec::new()),
+    }
+}
+
+/// Emits the graph of `case` as it is, without its mutations: the original model a mutated
+/// one must agree with.
+pub fn emit_plain(case: &TestCase) -> OnnxModel {
     emit_with_outputs(case, case.graph.outputs())
 }
 

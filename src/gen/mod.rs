@@ -143,6 +143,9 @@ pub struct TestCase {
     pub frozen: BTreeSet<NodeIndex>,
     /// The patterns spliced into this case, in order (empty for plain generated cases).
     pub spliced: Vec<Spliced>,
+    /// The constraint level and ONNX rewrites applied when the case is emitted
+    /// (`ort_cpu_mutated`); `None` for plain cases.
+    pub mutations: Option<crate::mutate::levels::Mutations>,
 }
 
 /// A pattern spliced into a test case.
@@ -231,6 +234,7 @@ impl TestCase {
             domains: out.domains,
             frozen,
             spliced: Vec::new(),
+            mutations: None,
         }
     }
 

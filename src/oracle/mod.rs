@@ -14,6 +14,7 @@
 //!   Round, Cast or comparison input sitting on a boundary) are not compared at all.
 
 pub mod compare;
+pub mod exceptions;
 pub mod localize;
 
 use crate::backend::{Backend, BackendError, ErrorClass};
@@ -86,6 +87,9 @@ pub enum Skip {
     Invalid(String),
     /// The reference outputs hold NaN or Inf.
     NonFinite,
+    /// A deliberately invalid (constraint level 0) model was rejected with a clean error, as
+    /// it should be.
+    Rejected(String),
     /// Every level disagreed with the reference, and localization explained why without a
     /// bug ([`localize`]): a documented kernel deviation or amplified rounding.
     Explained(String),

@@ -50,6 +50,21 @@ pub fn ort_cpu_patterns(data: &[u8]) -> Verdict {
     )
 }
 
+/// `ort_cpu_mutated`: HirFuzz on ONNX Runtime CPU. The input starts with a mutation header
+/// ([`Mutations`](crate::mutate::levels::Mutations)): at constraint level 1 (40 % of level
+/// bytes) the generated model goes through function, If and Loop rewrites and must agree
+/// with the original at every level; at level 0 one constraint is broken as well and only an
+/// internal assertion (or a crash) is a finding.
+pub fn ort_cpu_mutated(data: &[u8]) -> Verdict {
+    static HARNESS: OnceLock<Harness> = OnceLock::new();
+    observed(
+        harness(&HARNESS, "ort_cpu_mutated", || {
+            Ok(Harness::ort_cpu(Limits::default())?.with_mutations())
+        })
+        .test(data),
+    )
+}
+
 /// `tract`: a generated model through tract typed, decluttered and optimized. tract's panics
 /// propagate (libFuzzer reports them with their stack); capabilities are probed with panics
 /// caught.

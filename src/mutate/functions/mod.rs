@@ -1,0 +1,282 @@
+//! HirFuzz's function and call mutations, expressed in ONNX (`ort_cpu_mutated`).
+//!
+//! A generated model is rewritten after emission by a short sequence of semantics-preserving
+//! [`Rewrite`]s decoded from bytes ([`RewritePlan`]):
+//! - **outline** (un-inline): a run of nodes becomes a model-local function (`FunctionProto`
+//!   in the `dlcfuzz` domain) and one call node;
+//! - **wrap**: a function is wrapped in a new function whose body only calls it, and its call
+//!   sites call the wrapper; repeated, this builds chains of wrappers;
+//! - **inline**: a call node is replaced by its function's body;
+//! - **if**: a run of nodes moves into the then-branch of an `If` whose condition is a
+//!   constant true or, EMI-style, an input-derived comparison that holds on the fixed inputs;
+//!   the else-branch yields zeros, so taking it shows;
+//! - **loop**: a run of nodes moves into the body of a `Loop` with trip count 1.
+//!
+//! Each rewrite reads a fixed 4-byte chunk and indexes the current node list modulo its
+//! length, so every byte string applies to every model, and replay is deterministic. The
+//! oracle compares the rewritten model at every level against the reference of the original
+//! graph (`campaign::harness`).
+
+mod calls;
+mod control;
+pub mod scope;
+
+use crate::emit::onnx::{pb, value_name, OnnxModel};
+use crate::gen::TestCase;
+use crate::ir::{Tensor, TensorType};
+use crate::mutate::levels::Mutations;
+use prost::Message;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The domain of model-local functions.
+pub const DOMAIN: &str = "dlcfuzz";
+/// Bytes each rewrite reads.
+pub const REWRITE_BYTES: usize = 4;
+/// Most rewrites in one plan.
+pub const MAX_REWRITES: usize = 4;
+/// Bytes a [`RewritePlan`] occupies at the head of an input.
+pub const PLAN_BYTES: usize = REWRITE_BYTES * MAX_REWRITES;
+
+/// One semantics-preserving rewrite of an ONNX model. Positions are taken modulo the current
+/// node or function count when applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rewrite {
+    /// Moves `len` nodes from `start` of the main graph into a new function and calls it.
+    Outline {
+        /// First node.
+        start: u8,
+        /// Nodes to move, minus one.
+        len: u8,
+    },
+    /// Wraps function number `function` in a new function and calls the wrapper instead.
+    Wrap {
+        /// Function index.
+        function: u8,
+    },
+    /// Replaces call node number `call` of the main graph with its function's body.
+    Inline {
+        /// Call-node index.
+        call: u8,
+    },
+    /// Moves nodes into the then-branch of an always-taken `If`.
+    If {
+        /// First node.
+        start: u8,
+        /// Nodes to move, minus one.
+        len: u8,
+        /// An input-derived (EMI) condition instead of a constant one.
+        emi: bool,
+    },
+    /// Moves nodes into the body of a `Loop` that runs once.
+    Loop {
+        /// First node.
+        start: u8,
+        /// Nodes to move, minus one.
+        len: u8,
+    },
+}
+
+impl Rewrite {
+    /// Decodes one 4-byte chunk; `None` for a chunk that asks for no rewrite.
+    pub fn decode(chunk: [u8; REWRITE_BYTES]) -> Option<Rewrite> {
+        let [kind, a, b, c] = chunk;
+        Some(match kind % 6 {
+            0 => return None,
+            1 => Rewrite::Outline { start: a, len: b },
+            2 => Rewrite::Wrap { function: a },
+            3 => Rewrite::Inline { call: a },
+            4 => Rewrite::If {
+                start: a,
+                len: b,
+                emi: c % 2 == 1,
+            },
+            _ => Rewrite::Loop { start: a, len: b },
+        })
+    }
+
+    /// Short name (feature signals, reports).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rewrite::Outline { .. } => "outline",
+            Rewrite::Wrap { .. } => "wrap",
+            Rewrite::Inline { .. } => "inline",
+            Rewrite::If { emi: false, .. } => "if-const",
+            Rewrite::If { emi: true, .. } => "if-emi",
+            Rewrite::Loop { .. } => "loop",
+        }
+    }
+}
+
+/// The rewrites of one test case, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewritePlan {
+    /// Rewrites to apply.
+    pub rewrites: Vec<Rewrite>,
+}
+
+impl RewritePlan {
+    /// Decodes the first [`PLAN_BYTES`] of `bytes` (missing bytes read as zero: no rewrite)
+    /// and returns the plan and the rest of the input.
+    pub fn split(bytes: &[u8]) -> (RewritePlan, &[u8]) {
+        let n = PLAN_BYTES.min(bytes.len());
+        let mut head = [0u8; PLAN_BYTES];
+        head[..n].copy_from_slice(&bytes[..n]);
+        let rewrites = head
+            .chunks_exact(REWRITE_BYTES)
+            .filter_map(|c| Rewrite::decode(c.try_into().expect("exact chunks")))
+            .collect();
+        (RewritePlan { rewrites }, &bytes[n..])
+    }
+}
+
+/// What the rewrites need to know about the model's values.
+pub(crate) struct Rewriter {
+    pub(crate) model: pb::ModelProto,
+    /// The type of every value name in scope anywhere (grows as names are minted).
+    pub(crate) types: BTreeMap<String, TensorType>,
+    /// Model inputs and their fixed values (the EMI profile).
+    inputs: Vec<(String, Tensor)>,
+    /// Counter for fresh names.
+    fresh: usize,
+    /// Nodes computing an EMI condition, inserted before the `If` that reads it.
+    pending: Vec<pb::NodeProto>,
+}
+
+impl Rewriter {
+    pub(crate) fn graph(&mut self) -> &mut pb::GraphProto {
+        self.model
+            .graph
+            .as_mut()
+            .expect("emitted models have a graph")
+    }
+
+    /// A fresh name with `prefix`.
+    pub(crate) fn mint(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}{}", self.fresh)
+    }
+
+    /// The main graph's output names.
+    fn output_names(&mut self) -> Vec<String> {
+        self.graph()
+            .output
+            .iter()
+            .filter_map(|v| v.name.clone())
+            .collect()
+    }
+
+    /// `[start, end)` of the main graph for a `(start, len)` pair read from bytes.
+    fn span(&mut self, start: u8, len: u8) -> Option<(usize, usize)> {
+        let n = self.graph().node.len();
+        if n == 0 {
+            return None;
+        }
+        let s = usize::from(start) % n;
+        let l = 1 + usize::from(len) % (n - s);
+        Some((s, s + l))
+    }
+
+    /// Registers the `dlcfuzz` domain in the model's opset imports (once).
+    fn import_domain(&mut self) {
+        if !self
+            .model
+            .opset_import
+            .iter()
+            .any(|o| o.domain.as_deref() == Some(DOMAIN))
+        {
+            self.model.opset_import.push(opset(DOMAIN, 1));
+        }
+    }
+
+    /// Applies one rewrite; `false` when it did not apply (e.g. no function to wrap yet).
+    fn apply(&mut self, rewrite: Rewrite) -> bool {
+        match rewrite {
+            Rewrite::Outline { start, len } => self.outline(start, len),
+            Rewrite::Wrap { function } => self.wrap(function),
+            Rewrite::Inline { call } => self.inline(call),
+            Rewrite::If { start, len, emi } => self.wrap_in_if(start, len, emi),
+            Rewrite::Loop { start, len } => self.wrap_in_loop(start, len),
+        }
+    }
+}
+
+/// An opset import.
+fn opset(domain: &str, version: i64) -> pb::OperatorSetIdProto {
+    pb::OperatorSetIdProto {
+        domain: Some(domain.into()),
+        version: Some(version),
+    }
+}
+
+/// `model` (the plain emission of `case`) with `mutations` applied: first the level-0
+/// violation, if any, then the rewrite plan. Returns the mutated model and the names of what
+/// applied, in order (`violation:<kind>`, then rewrite names).
+pub fn apply(
+    case: &TestCase,
+    model: &OnnxModel,
+    mutations: &Mutations,
+) -> (OnnxModel, Vec<String>) {
+    if mutations.violation.is_none() && mutations.plan.rewrites.is_empty() {
+        return (model.clone(), Vec::new());
+    }
+    let g = &case.graph;
+    let types = g
+        .values()
+        .into_iter()
+        .map(|v| (value_name(g, v), g.ty(v).clone()))
+        .collect();
+    let inputs = model
+        .inputs
+        .iter()
+        .map(|(n, name)| (name.clone(), case.values[n].clone()))
+        .collect();
+    let mut rewriter = Rewriter {
+        model: pb::ModelProto::decode(model.bytes.as_slice()).expect("emitted models decode"),
+        types,
+        inputs,
+        fresh: 0,
+        pending: Vec::new(),
+    };
+    let mut applied = Vec::new();
+    if let Some(v) = mutations.violation {
+        if rewriter.violate(v) {
+            applied.push(format!("violation:{}", v.name()));
+        }
+    }
+    applied.extend(
+        mutations
+            .plan
+            .rewrites
+            .iter()
+            .filter(|r| rewriter.apply(**r))
+            .map(|r| r.name().to_string()),
+    );
+    let rewritten = OnnxModel {
+        bytes: rewriter.model.encode_to_vec(),
+        ..model.clone()
+    };
+    (rewritten, applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_decode_totally_and_consume_their_header() {
+        let (plan, rest) = RewritePlan::split(&[1, 0, 3, 0, 2, 0, 0, 0, 9]);
+        assert_eq!(
+            plan.rewrites,
+            vec![
+                Rewrite::Outline { start: 0, len: 3 },
+                Rewrite::Wrap { function: 0 }
+            ]
+        );
+        assert!(rest.is_empty());
+        let (empty, rest) = RewritePlan::split(&[]);
+        assert!(empty.rewrites.is_empty() && rest.is_empty());
+        let long: Vec<u8> = (0..40).collect();
+        assert_eq!(RewritePlan::split(&long).1.len(), 40 - PLAN_BYTES);
+    }
+}
