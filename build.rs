@@ -1,5 +1,6 @@
 //! Build script: compiles the vendored `proto/onnx.proto` with prost-build + protox (no
-//! protoc needed), and points the binaries at the project-local libz3, libtorch and ONNX Runtime.
+//! protoc needed), builds the TorchScript shim (`csrc/`, with `cc`) and its Rust bindings
+//! (bindgen), and points the binaries at the project-local libz3, libtorch and ONNX Runtime.
 
 use std::path::PathBuf;
 
@@ -43,6 +44,40 @@ fn main() {
     {
         println!("cargo:rustc-env=DLCFUZZ_LIBTORCH_VERSION={v}");
     }
+    build_torchscript_shim(&torch_lib);
     // Where scripts/setup.sh installs Python packages; the default for ONNX Runtime's dylib.
     println!("cargo:rustc-env=DLCFUZZ_DEPS_DIR={}", deps.display());
+}
+
+/// Compiles `csrc/torchscript.cpp` against libtorch's headers (C++17, the C++11 ABI the pip
+/// wheels use) and generates Rust bindings for `csrc/torchscript.h`.
+fn build_torchscript_shim(torch_lib: &std::path::Path) {
+    println!("cargo:rerun-if-changed=csrc/torchscript.cpp");
+    println!("cargo:rerun-if-changed=csrc/torchscript.h");
+    let include = torch_lib
+        .parent()
+        .expect("libtorch's lib folder has a parent")
+        .join("include");
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .define("_GLIBCXX_USE_CXX11_ABI", "1")
+        .include(&include)
+        .include(include.join("torch/csrc/api/include"))
+        .flag_if_supported("-Wno-unused-parameter")
+        .flag_if_supported("-Wno-deprecated-declarations")
+        .cargo_warnings(false)
+        .file("csrc/torchscript.cpp")
+        .compile("dlcfuzz_torchscript");
+    println!("cargo:rustc-link-search=native={}", torch_lib.display());
+    println!("cargo:rustc-link-lib=dylib=torch_cpu");
+    println!("cargo:rustc-link-lib=dylib=c10");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    bindgen::Builder::default()
+        .header("csrc/torchscript.h")
+        .allowlist_function("dlc_.*")
+        .generate()
+        .expect("bindgen: generating the TorchScript shim bindings (needs libclang-dev)")
+        .write_to_file(out.join("torchscript_shim.rs"))
+        .expect("writing the shim bindings");
 }

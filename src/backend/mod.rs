@@ -5,6 +5,7 @@ pub mod capability;
 pub mod faulty;
 pub mod ort;
 pub mod panic;
+pub mod torchscript;
 pub mod tract;
 
 use crate::emit::onnx::OnnxModel;

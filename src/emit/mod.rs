@@ -3,3 +3,4 @@
 
 pub mod onnx;
 pub mod read;
+pub mod torchscript;

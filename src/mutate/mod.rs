@@ -5,4 +5,5 @@
 pub mod functions;
 pub mod levels;
 pub mod patterns;
+pub mod program;
 pub mod violation;

@@ -9,6 +9,35 @@
 
 mod differential;
 mod load;
+pub mod torchscript;
 
 pub use differential::{assert_no_finding, ort_cpu, ort_cpu_mutated, ort_cpu_patterns, tract};
 pub use load::{ort_load, tract_load};
+
+use std::sync::OnceLock;
+use torchscript::TorchScriptHarness;
+
+/// `torchscript_cpu`: TorchProbe on TorchScript (CPU): the input starts with a program
+/// mutation plan ([`ProgramPlan`](crate::mutate::program::ProgramPlan)); see
+/// [`torchscript`].
+pub fn torchscript_cpu(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
+    HARNESS
+        .get_or_init(|| TorchScriptHarness::cpu(crate::gen::Limits::default()))
+        .test(data)
+        .verdict
+}
+
+/// `torchscript_cuda`: [`torchscript_cpu`] with the compiled program on CUDA device 0 (the
+/// reference stays libtorch eager on the CPU). Panics at setup, naming what is missing, when
+/// libtorch sees no CUDA device.
+pub fn torchscript_cuda(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
+    HARNESS
+        .get_or_init(|| {
+            TorchScriptHarness::cuda(crate::gen::Limits::default())
+                .unwrap_or_else(|e| panic!("torchscript_cuda setup: {e}"))
+        })
+        .test(data)
+        .verdict
+}

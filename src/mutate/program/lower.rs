@@ -1,0 +1,246 @@
+//! Graph → straight-line SSA program: one statement per operator, written as the TorchScript
+//! expression with ONNX's semantics (float32 only). [`supported`] is the generator menu's
+//! filter, so generated graphs lower.
+
+use super::{Call, Program, Stmt};
+use crate::emit::onnx::value_name;
+use crate::gen::TestCase;
+use crate::ir::{DType, NodeKind, ValueRef};
+use crate::ops::{AttrValue, ConstInput};
+use std::collections::BTreeMap;
+
+/// Element-wise unary ops and their torch function.
+const UNARY: &[(&str, &str)] = &[
+    ("Relu", "torch.relu"),
+    ("Sigmoid", "torch.sigmoid"),
+    ("Tanh", "torch.tanh"),
+    ("Exp", "torch.exp"),
+    ("Log", "torch.log"),
+    ("Abs", "torch.abs"),
+    ("Neg", "torch.neg"),
+    ("Sqrt", "torch.sqrt"),
+    ("Sin", "torch.sin"),
+    ("Cos", "torch.cos"),
+    ("Floor", "torch.floor"),
+    ("Ceil", "torch.ceil"),
+    ("Reciprocal", "torch.reciprocal"),
+    ("Erf", "torch.erf"),
+    ("Sign", "torch.sign"),
+    ("Atan", "torch.atan"),
+];
+
+/// Element-wise binary ops (broadcasting) and their torch function.
+const BINARY: &[(&str, &str)] = &[
+    ("Add", "torch.add"),
+    ("Sub", "torch.sub"),
+    ("Mul", "torch.mul"),
+    ("Div", "torch.div"),
+    ("Max", "torch.maximum"),
+    ("Min", "torch.minimum"),
+];
+
+/// Other ops the lowering writes.
+const OTHER: &[&str] = &[
+    "LeakyRelu",
+    "Clip",
+    "MatMul",
+    "Transpose",
+    "Reshape",
+    "Softmax",
+    "ReduceSum",
+    "ReduceMean",
+    "Concat",
+];
+
+/// Whether the lowering writes `op_type` with every data dtype in `dtypes` (float32 only).
+pub fn supported(op_type: &str, dtypes: &[DType]) -> bool {
+    let known = UNARY.iter().chain(BINARY).any(|(o, _)| *o == op_type) || OTHER.contains(&op_type);
+    known && dtypes.iter().all(|d| *d == DType::F32)
+}
+
+fn float(v: f64) -> String {
+    format!("{:?}", v as f32 as f64)
+}
+
+fn list(v: impl IntoIterator<Item = i64>) -> String {
+    let items: Vec<String> = v.into_iter().map(|i| i.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The call an operator node becomes, or why it cannot be lowered.
+fn call_of(
+    case: &TestCase,
+    node: petgraph::stable_graph::NodeIndex,
+    args: Vec<String>,
+) -> Result<Call, String> {
+    let g = &case.graph;
+    let NodeKind::Op(op) = &g.node(node).kind else {
+        return Err("not an operator".into());
+    };
+    let t = op.op_type();
+    let out = g.ty(ValueRef { node, output: 0 });
+    let named = |k: &str| {
+        op.attrs
+            .named
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    let ints = |c: Option<&ConstInput<i64>>| match c {
+        Some(ConstInput::Ints(v)) => Some(v.clone()),
+        _ => None,
+    };
+    let rank = |k: usize| g.ty(g.inputs_of(node)[k]).rank() as i64;
+    let (template, elementwise, fresh) = if let Some((_, f)) = UNARY.iter().find(|(o, _)| *o == t) {
+        (format!("{f}({{0}})"), true, true)
+    } else if let Some((_, f)) = BINARY.iter().find(|(o, _)| *o == t) {
+        (format!("{f}({{0}}, {{1}})"), true, true)
+    } else {
+        match t {
+            "LeakyRelu" => {
+                let alpha = match named("alpha") {
+                    Some(AttrValue::Float(a)) => f64::from(a),
+                    _ => 0.01,
+                };
+                (
+                    format!("torch.where({{0}} >= 0.0, {{0}}, {{0}} * {})", float(alpha)),
+                    true,
+                    true,
+                )
+            }
+            "Clip" => {
+                let bound = |k: usize| match op.attrs.consts.get(k) {
+                    Some(ConstInput::Scalar(_, v)) => float(*v),
+                    _ => "None".into(),
+                };
+                (
+                    format!("torch.clamp({{0}}, {}, {})", bound(0), bound(1)),
+                    true,
+                    true,
+                )
+            }
+            "MatMul" => ("torch.matmul({0}, {1})".into(), false, true),
+            "Transpose" => {
+                let perm = match named("perm") {
+                    Some(AttrValue::Ints(p)) => p,
+                    _ => (0..rank(0)).rev().collect(),
+                };
+                (
+                    format!("torch.permute({{0}}, {})", list(perm)),
+                    false,
+                    false,
+                )
+            }
+            "Reshape" => (
+                format!(
+                    "torch.reshape({{0}}, {})",
+                    list(out.shape.iter().map(|d| *d as i64))
+                ),
+                false,
+                false,
+            ),
+            "Softmax" => {
+                let axis = match named("axis") {
+                    Some(AttrValue::Int(a)) => a,
+                    _ => -1,
+                };
+                (format!("torch.softmax({{0}}, {axis})"), false, true)
+            }
+            "ReduceSum" | "ReduceMean" => {
+                let keep = !matches!(named("keepdims"), Some(AttrValue::Int(0)));
+                let axes = ints(op.attrs.consts.first()).unwrap_or_default();
+                let axes = if axes.is_empty() {
+                    (0..rank(0)).collect()
+                } else {
+                    axes
+                };
+                if axes.is_empty() {
+                    return Err("reduction of a scalar".into());
+                }
+                let f = if t == "ReduceSum" {
+                    "torch.sum"
+                } else {
+                    "torch.mean"
+                };
+                let keep = if keep { "True" } else { "False" };
+                (format!("{f}({{0}}, {}, {keep})", list(axes)), false, true)
+            }
+            "Concat" => {
+                let axis = match named("axis") {
+                    Some(AttrValue::Int(a)) => a,
+                    _ => 0,
+                };
+                let parts: Vec<String> = (0..args.len()).map(|k| format!("{{{k}}}")).collect();
+                (
+                    format!("torch.cat([{}], {axis})", parts.join(", ")),
+                    false,
+                    true,
+                )
+            }
+            other => return Err(format!("no TorchScript lowering for {other}")),
+        }
+    };
+    Ok(Call {
+        template,
+        args,
+        elementwise,
+        fresh,
+    })
+}
+
+/// Lowers `case` to a program; the profile holds the reference value of every variable
+/// (`values`, keyed like the graph's values) when given.
+pub fn lower(
+    case: &TestCase,
+    values: &BTreeMap<ValueRef, crate::ir::Tensor>,
+) -> Result<Program, String> {
+    let g = &case.graph;
+    let mut program = Program {
+        params: Vec::new(),
+        body: Vec::new(),
+        outputs: Vec::new(),
+        functions: Vec::new(),
+        types: BTreeMap::new(),
+        profile: BTreeMap::new(),
+        fresh: 0,
+    };
+    for v in g.values() {
+        let name = value_name(g, v);
+        if g.ty(v).dtype != DType::F32 {
+            return Err(format!(
+                "{name} is {:?}: the program lowering is float32 only",
+                g.ty(v).dtype
+            ));
+        }
+        program.types.insert(name.clone(), g.ty(v).clone());
+        if let Some(t) = values.get(&v) {
+            program.profile.insert(name, t.clone());
+        }
+    }
+    for n in g.topo_order() {
+        let node = g.node(n);
+        match &node.kind {
+            NodeKind::Input | NodeKind::Weight => {
+                program
+                    .params
+                    .push(value_name(g, ValueRef { node: n, output: 0 }));
+            }
+            NodeKind::Placeholder => return Err("an unresolved placeholder".into()),
+            NodeKind::Op(_) => {
+                if node.outputs.len() != 1 {
+                    return Err("multi-output operator".into());
+                }
+                let args = g
+                    .inputs_of(n)
+                    .into_iter()
+                    .map(|v| value_name(g, v))
+                    .collect();
+                let call = call_of(case, n, args)?;
+                let var = value_name(g, ValueRef { node: n, output: 0 });
+                program.body.push(Stmt::Let { var, call });
+            }
+        }
+    }
+    program.outputs = g.outputs().into_iter().map(|v| value_name(g, v)).collect();
+    Ok(program)
+}
