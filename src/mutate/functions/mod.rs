@@ -265,12 +265,14 @@ mod tests {
 
     #[test]
     fn plans_decode_totally_and_consume_their_header() {
+        // The short third chunk reads as [9, 0, 0, 0] (missing bytes are zero): an inline.
         let (plan, rest) = RewritePlan::split(&[1, 0, 3, 0, 2, 0, 0, 0, 9]);
         assert_eq!(
             plan.rewrites,
             vec![
                 Rewrite::Outline { start: 0, len: 3 },
-                Rewrite::Wrap { function: 0 }
+                Rewrite::Wrap { function: 0 },
+                Rewrite::Inline { call: 0 }
             ]
         );
         assert!(rest.is_empty());
