@@ -8,11 +8,7 @@ use dlcfuzz::gen::{Limits, Menu, TestCase};
 
 #[test]
 fn two_thousand_models_pass_the_onnx_checker() {
-    let available = dlcfuzz::paths::python()
-        .args(["-c", "import onnx"])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
+    let available = common::python_has_onnx();
     if !available {
         eprintln!("SKIPPED: python3 cannot import onnx (run scripts/setup.sh)");
         return;
@@ -24,18 +20,7 @@ fn two_thousand_models_pass_the_onnx_checker() {
         std::fs::write(dir.path().join(format!("m{k:04}.onnx")), emit(&case).bytes)
             .expect("write model");
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/check_models.py");
-    let out = dlcfuzz::paths::python()
-        .arg(script)
-        .arg(dir.path())
-        .output()
-        .expect("run checker");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("checker JSON");
+    let report = common::check_models(dir.path());
     assert_eq!(report["checked"], 2000);
     let failed = report["failed"].as_array().expect("failed list");
     assert!(

@@ -287,7 +287,13 @@ impl Harness {
         );
         let verdict = match verdict {
             Verdict::Skipped(Skip::Invalid(message)) if rewritten => {
-                self.rejected_rewrite(&case, message)
+                // Without the libtorch reference, `reference` already is the original's run.
+                let original = if self.reference {
+                    None
+                } else {
+                    reference.as_ref()
+                };
+                self.rejected_rewrite(&case, original, message)
             }
             other => other,
         };
@@ -311,9 +317,19 @@ impl Harness {
 
     /// The verdict on a rewritten model the backend rejected: a crash finding when the
     /// backend runs the original model (the rewrites preserve validity), else the skip.
-    fn rejected_rewrite(&self, case: &TestCase, message: String) -> Verdict {
+    /// `original` is the original's unoptimized run when it was already made.
+    fn rejected_rewrite(
+        &self,
+        case: &TestCase,
+        original: Option<&ReferenceRun>,
+        message: String,
+    ) -> Verdict {
         let level = self.backend.levels()[0];
-        if self.original_run(case).outputs.is_err() {
+        let original_runs = match original {
+            Some(run) => run.outputs.is_ok(),
+            None => self.original_run(case).outputs.is_ok(),
+        };
+        if !original_runs {
             return Verdict::Skipped(Skip::Invalid(message));
         }
         Verdict::Found(Finding {

@@ -268,10 +268,14 @@ fn record(
     reference_level: &str,
 ) {
     let findings = config.out.join(FINDINGS);
-    if config.target.mutations {
+    let level = config
+        .target
+        .mutations
+        .then(|| Level::of_byte(bytes.first().copied().unwrap_or(0)));
+    if let Some(level) = level {
         let stats = &mut s.state.stats;
         stats.level0_p = s.state.levels.p;
-        if Level::of_byte(bytes.first().copied().unwrap_or(0)) == Level::Zero {
+        if level == Level::Zero {
             stats.level0_tests += 1;
         }
     }
@@ -300,8 +304,7 @@ fn record(
             .unwrap_or(1);
         let _ = write_count(&dir, count);
         if let Some(dir) = created {
-            if config.target.mutations {
-                let level = Level::of_byte(bytes.first().copied().unwrap_or(0));
+            if let Some(level) = level {
                 s.state.levels.record_new_finding(level);
             }
             let _ = Envelope::write(&dir, &config.target);

@@ -80,7 +80,8 @@ pub fn tensor_proto(name: &str, t: &Tensor) -> pb::TensorProto {
     }
 }
 
-fn attribute(name: &str, v: &AttrValue<i64>) -> pb::AttributeProto {
+/// The ONNX attribute `name` holding `v`.
+pub fn attribute(name: &str, v: &AttrValue<i64>) -> pb::AttributeProto {
     use pb::attribute_proto::AttributeType as T;
     let mut a = pb::AttributeProto {
         name: Some(name.to_string()),
@@ -162,13 +163,16 @@ pub fn emit(case: &TestCase) -> OnnxModel {
     emit_with_applied(case).0
 }
 
-/// [`emit`], plus the names of the mutations that applied (empty for plain cases).
+/// [`emit`], plus the names of the mutations that applied (empty for plain cases). The
+/// mutations rewrite the `ModelProto` before it is encoded, once.
 pub fn emit_with_applied(case: &TestCase) -> (OnnxModel, Vec<String>) {
-    let plain = emit_plain(case);
-    match &case.mutations {
-        Some(m) => crate::mutate::functions::apply(case, &plain, m),
-        None => (plain, Vec::new()),
-    }
+    let (mut proto, mut model) = model_proto(case, case.graph.outputs());
+    let applied = match &case.mutations {
+        Some(m) => crate::mutate::functions::apply(case, &mut proto, &model.inputs, m),
+        None => Vec::new(),
+    };
+    model.bytes = proto.encode_to_vec();
+    (model, applied)
 }
 
 /// Emits the graph of `case` as it is, without its mutations: the original model a mutated
@@ -191,6 +195,16 @@ pub fn emit_exposing_all(case: &TestCase) -> OnnxModel {
 
 /// Emits `case` with `outputs` as the graph outputs.
 fn emit_with_outputs(case: &TestCase, outputs: Vec<ValueRef>) -> OnnxModel {
+    let (proto, model) = model_proto(case, outputs);
+    OnnxModel {
+        bytes: proto.encode_to_vec(),
+        ..model
+    }
+}
+
+/// The `ModelProto` of `case` with `outputs` as the graph outputs, and the model's names and
+/// output types (its `bytes` still empty).
+fn model_proto(case: &TestCase, outputs: Vec<ValueRef>) -> (pb::ModelProto, OnnxModel) {
     let g = &case.graph;
     let mut graph = pb::GraphProto {
         name: Some("dlcfuzz".into()),
@@ -262,12 +276,13 @@ fn emit_with_outputs(case: &TestCase, outputs: Vec<ValueRef>) -> OnnxModel {
         ..Default::default()
     };
     let output_types = outputs.iter().map(|(v, _)| g.ty(*v).clone()).collect();
-    OnnxModel {
-        bytes: model.encode_to_vec(),
+    let names = OnnxModel {
+        bytes: Vec::new(),
         inputs,
         outputs,
         output_types,
-    }
+    };
+    (model, names)
 }
 
 /// The dtype of an ONNX elem-type code.

@@ -107,13 +107,19 @@ pub struct Recipe {
     pub steps: Vec<Vec<u8>>,
 }
 
+/// The first `N` bytes of `bytes` (missing ones read as zero) and the rest: how every
+/// fixed-size header of an input (swarm config, pattern, mutation and program plans) is read.
+pub fn padded_head<const N: usize>(bytes: &[u8]) -> ([u8; N], &[u8]) {
+    let n = N.min(bytes.len());
+    let mut head = [0u8; N];
+    head[..n].copy_from_slice(&bytes[..n]);
+    (head, &bytes[n..])
+}
+
 impl<'a> Arbitrary<'a> for Recipe {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
-        let head = u.bytes(CONFIG_BYTES.min(u.len()))?;
-        let mut padded = [0u8; CONFIG_BYTES];
-        padded[..head.len()].copy_from_slice(head);
+        let (padded, rest) = padded_head::<CONFIG_BYTES>(u.bytes(u.len())?);
         let config = Config::arbitrary(&mut Unstructured::new(&padded))?;
-        let rest = u.bytes(u.len())?;
         let steps = rest.chunks(STEP_BYTES).map(<[u8]>::to_vec).collect();
         Ok(Recipe { config, steps })
     }

@@ -10,6 +10,7 @@
 
 use super::functions::{RewritePlan, PLAN_BYTES};
 use super::violation::{Violation, VIOLATION_BYTES};
+use crate::gen::padded_head;
 use serde::{Deserialize, Serialize};
 
 /// HirFuzz's initial probability of constraint level 0.
@@ -39,14 +40,6 @@ impl Level {
             Level::One
         }
     }
-
-    /// `0` or `1`.
-    pub fn number(self) -> u8 {
-        match self {
-            Level::Zero => 0,
-            Level::One => 1,
-        }
-    }
 }
 
 /// The mutation header of an `ort_cpu_mutated` input: the constraint level, the constraint a
@@ -65,12 +58,10 @@ impl Mutations {
     /// Decodes the header at the start of `bytes` (missing bytes read as zero) and returns
     /// it with the rest of the input (the graph recipe).
     pub fn split(bytes: &[u8]) -> (Mutations, &[u8]) {
-        let level = Level::of_byte(bytes.first().copied().unwrap_or(0));
-        let rest = bytes.get(1..).unwrap_or(&[]);
-        let mut head = [0u8; VIOLATION_BYTES];
-        let n = VIOLATION_BYTES.min(rest.len());
-        head[..n].copy_from_slice(&rest[..n]);
-        let (plan, rest) = RewritePlan::split(&rest[n..]);
+        let ([level_byte], rest) = padded_head::<1>(bytes);
+        let level = Level::of_byte(level_byte);
+        let (head, rest) = padded_head::<VIOLATION_BYTES>(rest);
+        let (plan, rest) = RewritePlan::split(rest);
         let violation = (level == Level::Zero).then(|| Violation::decode(head));
         (
             Mutations {

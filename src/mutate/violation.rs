@@ -2,9 +2,10 @@
 //! between operands, a shape mismatch, or an op on a dtype it may not support — by inserting
 //! one adapter node in front of an operator.
 
-use super::functions::Rewriter;
-use crate::emit::onnx::{pb, tensor_proto};
+use super::functions::{nodes::cast, Rewriter};
+use crate::emit::onnx::{attribute, pb, tensor_proto};
 use crate::ir::{Buffer, DType, Tensor};
+use crate::ops::AttrValue;
 use serde::{Deserialize, Serialize};
 
 /// Bytes a [`Violation`] reads.
@@ -64,16 +65,6 @@ fn other_dtype(not: DType, pick: u8) -> DType {
     others[usize::from(pick) % others.len()]
 }
 
-/// An integer attribute.
-fn int_attr(name: &str, v: i64) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(pb::attribute_proto::AttributeType::Int as i32),
-        i: Some(v),
-        ..Default::default()
-    }
-}
-
 impl Rewriter {
     /// The data inputs of main-graph node `at` whose types are known: `(slot, dtype, rank)`.
     fn typed_slots(&mut self, at: usize) -> Vec<(usize, DType, usize)> {
@@ -91,16 +82,6 @@ impl Rewriter {
         adapter.output = vec![out.clone()];
         self.graph().node[at].input[slot] = out;
         self.graph().node.insert(at, adapter);
-    }
-
-    /// A `Cast` of `x` to `to`.
-    fn cast(x: &str, to: DType) -> pb::NodeProto {
-        pb::NodeProto {
-            op_type: Some("Cast".into()),
-            input: vec![x.into()],
-            attribute: vec![int_attr("to", to.onnx_code().into())],
-            ..Default::default()
-        }
     }
 
     /// Applies `v` to the main graph; `false` when the chosen node has no typed data input.
@@ -121,13 +102,13 @@ impl Rewriter {
         let x = self.graph().node[at].input[slot].clone();
         match v {
             Violation::DtypeMismatch { .. } => {
-                self.adapt(at, slot, Self::cast(&x, other_dtype(dtype, pick / 4)));
+                self.adapt(at, slot, cast(&x, other_dtype(dtype, pick / 4), ""));
             }
             Violation::UnsupportedDtype { .. } => {
                 let to = other_dtype(slots[0].1, pick);
                 for (k, (slot, _, _)) in slots.iter().enumerate() {
                     let x = self.graph().node[at + k].input[*slot].clone();
-                    self.adapt(at + k, *slot, Self::cast(&x, to));
+                    self.adapt(at + k, *slot, cast(&x, to, ""));
                 }
             }
             Violation::ShapeMismatch { .. } if rank == 0 => {
@@ -149,7 +130,7 @@ impl Rewriter {
                 let concat = pb::NodeProto {
                     op_type: Some("Concat".into()),
                     input: vec![x.clone(), x],
-                    attribute: vec![int_attr("axis", axis)],
+                    attribute: vec![attribute("axis", &AttrValue::Int(axis))],
                     ..Default::default()
                 };
                 self.adapt(at, slot, concat);

@@ -106,19 +106,53 @@ impl TorchReference {
     /// What the oracle needs from the reference for `case`: its outputs (in `model.outputs`
     /// order) or why it failed, and which outputs are fragile ([`super::fragile`]).
     pub fn judge(&self, case: &TestCase, model: &OnnxModel) -> ReferenceRun {
-        let run = || -> Result<(Vec<Tensor>, Vec<bool>), RefError> {
-            let leaves = Self::leaves(case);
-            let values = tch::no_grad(|| evaluate(&case.graph, &leaves))?;
-            let fragile = super::fragile::fragile_nodes(&case.graph, &values)?;
-            let outputs = Self::collect_outputs(&values, model)?;
-            let marks = model
-                .outputs
-                .iter()
-                .map(|(v, _)| fragile.contains(&v.node))
-                .collect();
-            Ok((outputs, marks))
+        let values = tch::no_grad(|| evaluate(&case.graph, &Self::leaves(case)));
+        Self::reference_run(values.and_then(|v| Self::judged(case, model, &v)))
+    }
+
+    /// [`judge`](Self::judge) plus every value of the graph in its declared dtype (the
+    /// profile of the seed run that program mutations read), from one evaluation.
+    pub fn judge_profiled(
+        &self,
+        case: &TestCase,
+        model: &OnnxModel,
+    ) -> (ReferenceRun, Result<BTreeMap<ValueRef, Tensor>, RefError>) {
+        let values = match tch::no_grad(|| evaluate(&case.graph, &Self::leaves(case))) {
+            Ok(v) => v,
+            Err(e) => {
+                let run = ReferenceRun {
+                    outputs: Err(e.to_string()),
+                    fragile: Vec::new(),
+                };
+                return (run, Err(e));
+            }
         };
-        match run() {
+        let profile = values
+            .iter()
+            .map(|(v, t)| Ok((*v, convert::from_tch(t, case.graph.ty(*v).dtype)?)))
+            .collect();
+        let run = Self::reference_run(Self::judged(case, model, &values));
+        (run, profile)
+    }
+
+    /// The outputs and fragility marks of `model` from evaluated `values`.
+    fn judged(
+        case: &TestCase,
+        model: &OnnxModel,
+        values: &BTreeMap<ValueRef, tch::Tensor>,
+    ) -> Result<(Vec<Tensor>, Vec<bool>), RefError> {
+        let fragile = super::fragile::fragile_nodes(&case.graph, values)?;
+        let outputs = Self::collect_outputs(values, model)?;
+        let marks = model
+            .outputs
+            .iter()
+            .map(|(v, _)| fragile.contains(&v.node))
+            .collect();
+        Ok((outputs, marks))
+    }
+
+    fn reference_run(run: Result<(Vec<Tensor>, Vec<bool>), RefError>) -> ReferenceRun {
+        match run {
             Ok((outputs, fragile)) => ReferenceRun {
                 outputs: Ok(outputs),
                 fragile,

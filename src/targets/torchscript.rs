@@ -85,8 +85,9 @@ impl TorchScriptHarness {
             source: String::new(),
             applied: Vec::new(),
         };
-        let values = match TorchReference.values_of(&case, &case.graph.values()) {
-            Ok(v) => case.graph.values().into_iter().zip(v).collect(),
+        let (reference, values) = TorchReference.judge_profiled(&case, &emit_plain(&case));
+        let values = match values {
+            Ok(v) => v,
             Err(e) => return skipped(Skip::Invalid(format!("reference: {e}"))),
         };
         let mut program = match lower(&case, &values) {
@@ -95,7 +96,6 @@ impl TorchScriptHarness {
         };
         let applied = plan.apply(&mut program);
         let source = render(&program);
-        let reference = TorchReference.judge(&case, &emit_plain(&case));
         let Ok(expected) = &reference.outputs else {
             return skipped(Skip::Invalid("the reference failed".into()));
         };

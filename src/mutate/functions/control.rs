@@ -1,37 +1,19 @@
 //! Control-flow rewrites: a run of nodes moved into an always-taken `If` branch (constant or
 //! EMI condition) or into the body of a `Loop` with trip count 1.
 
+use super::nodes::{cast, graph_attr, node};
 use super::scope::{rename, Region};
 use super::Rewriter;
-use crate::emit::onnx::{pb, tensor_proto, value_info};
+use crate::emit::onnx::{attribute, pb, tensor_proto, value_info};
 use crate::ir::{Buffer, DType, Tensor, TensorType};
+use crate::ops::AttrValue;
 use std::collections::BTreeMap;
-
-/// A graph attribute.
-fn graph_attr(name: &str, g: pb::GraphProto) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(pb::attribute_proto::AttributeType::Graph as i32),
-        g: Some(g),
-        ..Default::default()
-    }
-}
 
 /// A scalar tensor.
 fn scalar(data: Buffer) -> Tensor {
     Tensor {
         shape: vec![],
         data,
-    }
-}
-
-/// A node with no attributes.
-fn node(op: &str, inputs: &[&str], output: &str) -> pb::NodeProto {
-    pb::NodeProto {
-        op_type: Some(op.into()),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: vec![output.into()],
-        ..Default::default()
     }
 }
 
@@ -94,14 +76,15 @@ impl Rewriter {
     }
 
     /// The condition of an always-taken `If`: a constant true, or (EMI) `max(x) >= bound`
-    /// over a model input whose fixed value makes it true. Returns the condition's name.
-    fn true_condition(&mut self, emi: bool, pick: u8) -> String {
+    /// over a model input whose fixed value makes it true. Returns the condition's name and
+    /// the nodes computing it (none for the constant), which go before the `If`.
+    fn true_condition(&mut self, emi: bool, pick: u8) -> (String, Vec<pb::NodeProto>) {
         let cond = self.mint("cond");
         let input = (!self.inputs.is_empty())
             .then(|| self.inputs[usize::from(pick) % self.inputs.len()].clone());
         let (Some((x, value)), true) = (input, emi) else {
             self.initializer(&cond, &scalar(Buffer::Bool(vec![true])));
-            return cond;
+            return (cond, Vec::new());
         };
         let max = value
             .data
@@ -116,24 +99,16 @@ impl Rewriter {
             format!("{cond}_max"),
             format!("{cond}_bound"),
         );
-        let mut cast = node("Cast", &[&x], &as_float);
-        cast.attribute.push(pb::AttributeProto {
-            name: Some("to".into()),
-            r#type: Some(pb::attribute_proto::AttributeType::Int as i32),
-            i: Some(DType::F32.onnx_code().into()),
-            ..Default::default()
-        });
         let mut max_node = node("ReduceMax", &[&as_float], &reduced);
-        max_node.attribute.push(pb::AttributeProto {
-            name: Some("keepdims".into()),
-            r#type: Some(pb::attribute_proto::AttributeType::Int as i32),
-            i: Some(0),
-            ..Default::default()
-        });
+        max_node
+            .attribute
+            .push(attribute("keepdims", &AttrValue::Int(0)));
         self.initializer(&limit, &scalar(Buffer::F32(vec![bound])));
         let compare = node("GreaterOrEqual", &[&reduced, &limit], &cond);
-        self.pending = vec![cast, max_node, compare];
-        cond
+        (
+            cond,
+            vec![cast(&x, DType::F32, &as_float), max_node, compare],
+        )
     }
 
     /// Moves nodes `[start, start+len]` into the then-branch of an always-taken `If`; the
@@ -143,7 +118,7 @@ impl Rewriter {
             return false;
         };
         let tag = self.mint("if");
-        let cond = self.true_condition(emi, start ^ len);
+        let (cond, mut inserted) = self.true_condition(emi, start ^ len);
         let moved = self.take_region(s, e, &region, &format!("{tag}t"));
         let then_branch = pb::GraphProto {
             name: Some(format!("{tag}_then")),
@@ -189,7 +164,6 @@ impl Rewriter {
         wrapper
             .attribute
             .push(graph_attr("else_branch", else_branch));
-        let mut inserted = std::mem::take(&mut self.pending);
         inserted.push(wrapper);
         self.graph().node.splice(s..s, inserted);
         true

@@ -19,13 +19,14 @@
 
 mod calls;
 mod control;
+pub(crate) mod nodes;
 pub mod scope;
 
-use crate::emit::onnx::{pb, value_name, OnnxModel};
-use crate::gen::TestCase;
+use crate::emit::onnx::{pb, value_name};
+use crate::gen::{padded_head, TestCase};
 use crate::ir::{Tensor, TensorType};
 use crate::mutate::levels::Mutations;
-use prost::Message;
+use petgraph::stable_graph::NodeIndex;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -119,14 +120,12 @@ impl RewritePlan {
     /// Decodes the first [`PLAN_BYTES`] of `bytes` (missing bytes read as zero: no rewrite)
     /// and returns the plan and the rest of the input.
     pub fn split(bytes: &[u8]) -> (RewritePlan, &[u8]) {
-        let n = PLAN_BYTES.min(bytes.len());
-        let mut head = [0u8; PLAN_BYTES];
-        head[..n].copy_from_slice(&bytes[..n]);
+        let (head, rest) = padded_head::<PLAN_BYTES>(bytes);
         let rewrites = head
             .chunks_exact(REWRITE_BYTES)
             .filter_map(|c| Rewrite::decode(c.try_into().expect("exact chunks")))
             .collect();
-        (RewritePlan { rewrites }, &bytes[n..])
+        (RewritePlan { rewrites }, rest)
     }
 }
 
@@ -139,8 +138,6 @@ pub(crate) struct Rewriter {
     inputs: Vec<(String, Tensor)>,
     /// Counter for fresh names.
     fresh: usize,
-    /// Nodes computing an EMI condition, inserted before the `If` that reads it.
-    pending: Vec<pb::NodeProto>,
 }
 
 impl Rewriter {
@@ -209,16 +206,17 @@ fn opset(domain: &str, version: i64) -> pb::OperatorSetIdProto {
     }
 }
 
-/// `model` (the plain emission of `case`) with `mutations` applied: first the level-0
-/// violation, if any, then the rewrite plan. Returns the mutated model and the names of what
-/// applied, in order (`violation:<kind>`, then rewrite names).
+/// Applies `mutations` to `model` (the plain emission of `case`, whose inputs are
+/// `inputs`): first the level-0 violation, if any, then the rewrite plan. Returns the names
+/// of what applied, in order (`violation:<kind>`, then rewrite names).
 pub fn apply(
     case: &TestCase,
-    model: &OnnxModel,
+    model: &mut pb::ModelProto,
+    inputs: &[(NodeIndex, String)],
     mutations: &Mutations,
-) -> (OnnxModel, Vec<String>) {
+) -> Vec<String> {
     if mutations.violation.is_none() && mutations.plan.rewrites.is_empty() {
-        return (model.clone(), Vec::new());
+        return Vec::new();
     }
     let g = &case.graph;
     let types = g
@@ -226,17 +224,15 @@ pub fn apply(
         .into_iter()
         .map(|v| (value_name(g, v), g.ty(v).clone()))
         .collect();
-    let inputs = model
-        .inputs
+    let inputs = inputs
         .iter()
         .map(|(n, name)| (name.clone(), case.values[n].clone()))
         .collect();
     let mut rewriter = Rewriter {
-        model: pb::ModelProto::decode(model.bytes.as_slice()).expect("emitted models decode"),
+        model: std::mem::take(model),
         types,
         inputs,
         fresh: 0,
-        pending: Vec::new(),
     };
     let mut applied = Vec::new();
     if let Some(v) = mutations.violation {
@@ -252,11 +248,8 @@ pub fn apply(
             .filter(|r| rewriter.apply(**r))
             .map(|r| r.name().to_string()),
     );
-    let rewritten = OnnxModel {
-        bytes: rewriter.model.encode_to_vec(),
-        ..model.clone()
-    };
-    (rewritten, applied)
+    *model = rewriter.model;
+    applied
 }
 
 #[cfg(test)]

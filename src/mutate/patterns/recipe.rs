@@ -6,7 +6,7 @@
 use super::splice::{splice, SpliceReport};
 use super::Library;
 use crate::gen::insert::Generator;
-use crate::gen::{Limits, Menu, Recipe, Spliced, TestCase};
+use crate::gen::{padded_head, Limits, Menu, Recipe, Spliced, TestCase};
 
 /// Most patterns spliced into one case.
 pub const MAX_SPLICES: usize = 3;
@@ -36,9 +36,7 @@ pub struct PatternRecipe {
 impl PatternRecipe {
     /// Decodes any byte string (never fails; missing bytes read as zeros).
     pub fn from_bytes(bytes: &[u8]) -> PatternRecipe {
-        let mut header = [0u8; HEADER_BYTES];
-        let head = bytes.len().min(HEADER_BYTES);
-        header[..head].copy_from_slice(&bytes[..head]);
+        let (header, rest) = padded_head::<HEADER_BYTES>(bytes);
         let count = 1 + usize::from(header[0]) % MAX_SPLICES;
         let splices = header[1..]
             .chunks(2 + SPLICE_BYTES)
@@ -50,7 +48,7 @@ impl PatternRecipe {
             .collect();
         PatternRecipe {
             splices,
-            base: Recipe::from_bytes(&bytes[head..]),
+            base: Recipe::from_bytes(rest),
         }
     }
 }

@@ -317,14 +317,12 @@ impl ProgramPlan {
     /// Decodes the first [`PLAN_BYTES`] of `bytes` (missing bytes read as zero) and returns
     /// the plan with the rest of the input.
     pub fn split(bytes: &[u8]) -> (ProgramPlan, &[u8]) {
-        let n = PLAN_BYTES.min(bytes.len());
-        let mut head = [0u8; PLAN_BYTES];
-        head[..n].copy_from_slice(&bytes[..n]);
+        let (head, rest) = crate::gen::padded_head::<PLAN_BYTES>(bytes);
         let mutations = head
             .chunks_exact(MUTATION_BYTES)
             .filter_map(|c| ProgramMutation::decode(c.try_into().expect("exact chunks")))
             .collect();
-        (ProgramPlan { mutations }, &bytes[n..])
+        (ProgramPlan { mutations }, rest)
     }
 
     /// Applies every mutation in order; returns the names of those that applied.
