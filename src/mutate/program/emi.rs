@@ -6,9 +6,15 @@
 use super::{interface, span, Cond, Program, Scalar, Stmt, Var};
 
 /// The variables a condition before top-level statement `s` may read: defined at top level
-/// before `s`, profiled, and never overwritten (so their value is the profiled one).
+/// before `s`, profiled, and never overwritten anywhere, including inside hoisted functions
+/// (so their value is the profiled one).
 fn candidates(program: &Program, s: usize) -> Vec<Var> {
-    let overwritten: Vec<Var> = program.body.iter().flat_map(Stmt::mutates).collect();
+    let overwritten: Vec<Var> = program
+        .body
+        .iter()
+        .chain(program.functions.iter().flat_map(|f| &f.body))
+        .flat_map(Stmt::mutates)
+        .collect();
     program
         .params
         .iter()
@@ -84,4 +90,65 @@ pub fn wrap(program: &mut Program, at: u8, len: u8, pick: u8) -> bool {
     let body: Vec<Stmt> = program.body.drain(s..e).collect();
     program.body.insert(s, Stmt::If { cond, body, defs });
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Buffer, DType, Tensor, TensorType};
+    use crate::mutate::program::{Call, Function};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_value_overwritten_inside_a_function_is_no_condition_candidate() {
+        let ty = TensorType::new(DType::F32, vec![2]);
+        let value = Tensor {
+            shape: vec![2],
+            data: Buffer::F32(vec![1.0, 2.0]),
+        };
+        let relu = |x: &str| Call {
+            template: "torch.relu({0})".into(),
+            args: vec![x.into()],
+            elementwise: true,
+            fresh: true,
+        };
+        let program = Program {
+            params: vec!["x".into()],
+            body: vec![
+                Stmt::Let {
+                    var: "a".into(),
+                    call: relu("x"),
+                },
+                Stmt::Invoke {
+                    results: vec!["a".into()],
+                    function: "fn1".into(),
+                    args: vec!["a".into()],
+                },
+                Stmt::Let {
+                    var: "b".into(),
+                    call: relu("a"),
+                },
+            ],
+            outputs: vec!["b".into()],
+            functions: vec![Function {
+                name: "fn1".into(),
+                params: vec!["a".into()],
+                body: vec![Stmt::Overwrite {
+                    var: "a".into(),
+                    value: 0.0,
+                }],
+                returns: vec!["a".into()],
+            }],
+            types: ["x", "a", "b"]
+                .iter()
+                .map(|v| (v.to_string(), ty.clone()))
+                .collect(),
+            profile: ["x", "a"]
+                .iter()
+                .map(|v| (v.to_string(), value.clone()))
+                .collect::<BTreeMap<_, _>>(),
+            fresh: 0,
+        };
+        assert_eq!(candidates(&program, 2), vec!["x".to_string()]);
+    }
 }
