@@ -42,7 +42,30 @@ if [ ! -e "$torch_deps/torch/lib/libtorch_cpu.so" ]; then
 fi
 [ -e "$torch_deps/torch/lib/libtorch_cpu.so" ] || { log "missing libtorch after pip install"; exit 1; }
 
-# C toolchain for cc/bindgen-based crates.
+# The Python-hosted compilers (torch.compile, TVM Relax): the full torch wheel with its CUDA
+# libraries (importing torch needs them even on a CPU-only machine; Triton comes along for the
+# GPU variants) and apache-tvm, in one environment with onnx for TVM's frontend. The Rust
+# side starts `python3` with PYTHONPATH=.deps/python (src/paths.rs: python_env).
+py_env="$root/.deps/python"
+have_python_env() {
+  PYTHONPATH="$py_env" python3 - "$@" <<'PY' 2>/dev/null
+import importlib.metadata as m, sys
+want = {"torch": "2.13.0", "apache-tvm": "0.27.0.post1", "onnx": "1.23.2", "nvidia-cudnn-cu13": None}
+for name, version in want.items():
+    if m.version(name) != (version or m.version(name)):
+        sys.exit(1)
+if "--import" in sys.argv:
+    import torch, tvm, onnx  # noqa: F401
+PY
+}
+if ! have_python_env; then
+  log "installing torch==2.13.0, apache-tvm==0.27.0.post1 and onnx into .deps/python (about 5 GB)"
+  python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$py_env" \
+    torch==2.13.0 apache-tvm==0.27.0.post1 onnx==1.23.2
+  have_python_env --import || { log "torch/tvm/onnx do not import from .deps/python after pip install"; exit 1; }
+fi
+
+# C toolchain for cc/bindgen-based crates (and for Inductor's generated C++).
 if ! command -v cc >/dev/null 2>&1; then
   log "installing build-essential"
   apt-get update -qq && apt-get install -y -qq build-essential

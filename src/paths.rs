@@ -56,3 +56,15 @@ pub fn python() -> std::process::Command {
     cmd.env("PYTHONPATH", deps_dir());
     cmd
 }
+
+/// The Python environment of the Python-hosted compilers (full `torch` and `apache-tvm`):
+/// `DLCFUZZ_PYTHON_ENV`, else `.deps/python` beside [`deps_dir`].
+pub fn python_env() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DLCFUZZ_PYTHON_ENV") {
+        return PathBuf::from(dir);
+    }
+    let deps = deps_dir();
+    deps.parent()
+        .map(|p| p.join("python"))
+        .unwrap_or_else(|| PathBuf::from(".deps/python"))
+}

@@ -191,6 +191,26 @@ fn ort_cpu_patterns_target_runs_valid_cases_with_patterns() {
     );
 }
 
+/// TVM Relax for the CPU: 300 random inputs plus the seeds; pass sequences included.
+#[test]
+fn tvm_llvm_target_runs_mostly_valid_cases() {
+    let valid = differential("tvm_llvm", dlcfuzz::targets::tvm_llvm, 300, 23);
+    assert!(valid >= 0.9, "valid fraction {valid}");
+}
+
+/// torch.compile (Inductor, CPU): 160 random inputs plus the seeds. A compile takes one to
+/// two seconds here (g++ on Inductor's C++), so this is the slowest smoke test.
+#[test]
+fn torch_compile_cpu_target_runs_mostly_valid_cases() {
+    let valid = differential(
+        "torch_compile_cpu",
+        dlcfuzz::targets::torch_compile_cpu,
+        160,
+        29,
+    );
+    assert!(valid >= 0.9, "valid fraction {valid}");
+}
+
 #[test]
 fn ort_load_target_loads_its_seeds_and_survives_mutants() {
     let on_seeds = load("ort_load", dlcfuzz::targets::ort_load, 400);

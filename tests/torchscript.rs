@@ -5,7 +5,7 @@
 mod common;
 
 use dlcfuzz::backend::torchscript::{JitMode, Script};
-use dlcfuzz::emit::torchscript::{render, ENTRY};
+use dlcfuzz::emit::program::{render, Dialect, ENTRY};
 use dlcfuzz::gen::Limits;
 use dlcfuzz::mutate::program::lower::lower;
 use dlcfuzz::mutate::program::{Program, ProgramMutation, ProgramPlan};
@@ -15,8 +15,8 @@ use dlcfuzz::targets::torchscript::TorchScriptHarness;
 
 fn run_plain(program: &Program) -> Result<Vec<Vec<f64>>, String> {
     JitMode::PLAIN.apply();
-    let script =
-        Script::compile(&render(program)).map_err(|e| format!("{e}\n{}", render(program)))?;
+    let script = Script::compile(&render(program, Dialect::TorchScript))
+        .map_err(|e| format!("{e}\n{}", render(program, Dialect::TorchScript)))?;
     let inputs: Vec<tch::Tensor> = program
         .params
         .iter()
@@ -52,7 +52,7 @@ fn preserves(name: &str, ulps: f64, mutation: impl Fn(u8) -> ProgramMutation) {
     let h = TorchScriptHarness::cpu(Limits::default());
     let mut checked = 0;
     for (k, bytes) in common::random_inputs(71, 1500, 1000).iter().enumerate() {
-        let (_, case) = h.prepare(bytes);
+        let (_, case) = h.source.prepare(bytes);
         let Ok(values) = TorchReference.values_of(&case, &case.graph.values()) else {
             continue;
         };
@@ -72,7 +72,7 @@ fn preserves(name: &str, ulps: f64, mutation: impl Fn(u8) -> ProgramMutation) {
         assert!(
             same(&want, &got, ulps),
             "{name}: outputs differ on input {k}:\n{}",
-            render(&mutated)
+            render(&mutated, Dialect::TorchScript)
         );
         checked += 1;
         if checked == 500 {

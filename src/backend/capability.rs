@@ -90,8 +90,10 @@ fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
         let model = emit(&case);
         let inputs: Vec<&crate::ir::Tensor> =
             model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
-        for level in [0, backend.levels().len() - 1] {
-            match backend.run(&model, &inputs, level) {
+        let mut levels = vec![0, backend.levels().len() - 1];
+        levels.dedup();
+        for level in levels {
+            match backend.probe(&model, &inputs, level) {
                 // Unsupported, or rejected by the backend's schema check: not to generate.
                 Err(e) if e.class != ErrorClass::Internal => return Probe::Unsupported,
                 Err(e) if level == 0 => return Probe::Broken(e.message),

@@ -5,8 +5,10 @@ pub mod capability;
 pub mod faulty;
 pub mod ort;
 pub mod panic;
+pub mod python;
 pub mod torchscript;
 pub mod tract;
+pub mod tvm;
 
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
@@ -68,6 +70,17 @@ pub trait Backend: Send + Sync {
         inputs: &[&Tensor],
         level: usize,
     ) -> Result<Vec<Tensor>, BackendError>;
+
+    /// Whether `model` compiles (and, unless the backend says otherwise, runs) at `level`:
+    /// what capability probing asks. Backends whose full compile is slow may check less.
+    fn probe(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+    ) -> Result<(), BackendError> {
+        self.run(model, inputs, level).map(|_| ())
+    }
 
     /// Like [`Backend::run`], and also appends to `fired` the names of the optimizations that
     /// changed the model while it compiled (ONNX Runtime's graph transformers, say). Backends

@@ -18,12 +18,13 @@ use dlcfuzz::emit::read::{pattern_input, read_model};
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::mutate::patterns::recipe::HEADER_BYTES;
 use dlcfuzz::mutate::patterns::{extract, Library};
-use dlcfuzz::oracle::Verdict;
+use dlcfuzz::oracle::{Skip, Verdict};
 use dlcfuzz::report;
 use dlcfuzz::values::repair::search_with_repair;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -240,6 +241,22 @@ enum PatternsCommand {
 
 #[derive(Subcommand)]
 enum Bench {
+    /// Execs/s and verdicts of one differential fuzz target (`ort_cpu`, `torch_compile_cpu`,
+    /// `tvm_llvm`, ...) on seeded random inputs, run in process exactly as libFuzzer runs it;
+    /// the first test's setup (capability probing, host start) is timed apart.
+    Target {
+        /// cargo-fuzz target name.
+        name: String,
+        /// Number of inputs.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Length of each random input in bytes.
+        #[arg(long, default_value_t = 600)]
+        len: usize,
+    },
     /// Generation speed and validity: decode + emit, then check each model on ORT (untimed).
     Gen {
         /// Operator nodes per model.
@@ -822,6 +839,22 @@ fn main() -> Result<()> {
             print!("{}", library(&name)?.stats());
         }
         Command::Bench {
+            what:
+                Bench::Target {
+                    name,
+                    count,
+                    seed,
+                    len,
+                },
+        } => {
+            let run = dlcfuzz::targets::differential_by_name(&name)
+                .ok_or_else(|| anyhow::anyhow!("unknown differential target {name:?}"))?;
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&bench_target(run, count, seed, len))?
+            );
+        }
+        Command::Bench {
             what: Bench::Gen { nodes, count, seed },
         } => {
             let backend = OrtCpu::new().map_err(anyhow::Error::msg)?;
@@ -908,4 +941,75 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Runs `target` on `count` seeded random inputs of `len` bytes: setup time (the first
+/// input), execs/s over the rest, verdict counts, and the share of inputs the compiler
+/// compiled and ran (a pass or a finding, not a skip).
+fn bench_target(
+    target: fn(&[u8]) -> Verdict,
+    count: usize,
+    seed: u64,
+    len: usize,
+) -> serde_json::Value {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut input = || {
+        let mut bytes = vec![0u8; len];
+        rng.fill(bytes.as_mut_slice());
+        bytes
+    };
+    let bar = progress(Some(count as u64));
+    let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut findings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut examples: BTreeMap<String, String> = BTreeMap::new();
+    let mut tally = |verdict: Verdict| {
+        let (key, example) = match &verdict {
+            Verdict::Pass => ("pass".to_string(), String::new()),
+            Verdict::Skipped(skip) => (format!("skip:{}", skip_kind(skip)), format!("{skip:?}")),
+            Verdict::Found(f) => {
+                *findings.entry(f.signature.clone()).or_default() += 1;
+                (format!("found:{:?}", f.kind), f.detail.clone())
+            }
+        };
+        if !example.is_empty() {
+            let cut: String = example.chars().take(400).collect();
+            examples.entry(key.clone()).or_insert(cut);
+        }
+        *verdicts.entry(key).or_default() += 1;
+        bar.inc(1);
+    };
+    let setup = Instant::now();
+    tally(target(&input()));
+    let setup = setup.elapsed();
+    let start = Instant::now();
+    for _ in 1..count {
+        tally(target(&input()));
+    }
+    let elapsed = start.elapsed();
+    bar.finish_and_clear();
+    let compiled: usize = verdicts
+        .iter()
+        .filter(|(k, _)| !k.starts_with("skip:"))
+        .map(|(_, n)| n)
+        .sum();
+    serde_json::json!({
+        "inputs": count,
+        "setup_and_first_s": setup.as_secs_f64(),
+        "execs_per_s": (count.saturating_sub(1)) as f64 / elapsed.as_secs_f64().max(1e-9),
+        "compiled_share": compiled as f64 / count.max(1) as f64,
+        "verdicts": verdicts,
+        "findings": findings,
+        "first_of_each": examples,
+    })
+}
+
+/// A short name for a skip reason.
+fn skip_kind(skip: &Skip) -> &'static str {
+    match skip {
+        Skip::Unsupported(_) => "unsupported",
+        Skip::Invalid(_) => "invalid",
+        Skip::NonFinite => "non-finite",
+        Skip::Rejected(_) => "rejected",
+        Skip::Explained(_) => "explained",
+    }
 }

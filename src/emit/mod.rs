@@ -1,6 +1,6 @@
-//! Emitters: graphs to ONNX models (later: TorchScript and Python programs), and reading an
+//! Emitters: graphs to ONNX models, programs to TorchScript or Python source, and reading an
 //! ONNX file back for standalone reproducers.
 
 pub mod onnx;
+pub mod program;
 pub mod read;
-pub mod torchscript;

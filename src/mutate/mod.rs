@@ -4,6 +4,7 @@
 
 pub mod functions;
 pub mod levels;
+pub mod passes;
 pub mod patterns;
 pub mod program;
 pub mod violation;

@@ -14,6 +14,15 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
 
 /// Describes the first mismatch between a reference and an optimized output, if any.
 pub fn compare(reference: &Tensor, actual: &Tensor) -> Option<String> {
+    compare_within(reference, actual, tolerance(reference.data.dtype()))
+}
+
+/// [`compare`] with an explicit `(atol, rtol)`.
+pub fn compare_within(
+    reference: &Tensor,
+    actual: &Tensor,
+    (atol, rtol): (f64, f64),
+) -> Option<String> {
     if reference.shape != actual.shape {
         return Some(format!("shape {:?} vs {:?}", reference.shape, actual.shape));
     }
@@ -24,7 +33,6 @@ pub fn compare(reference: &Tensor, actual: &Tensor) -> Option<String> {
             actual.data.dtype()
         ));
     }
-    let (atol, rtol) = tolerance(reference.data.dtype());
     let (r, a) = (reference.data.to_f64_vec(), actual.data.to_f64_vec());
     let bad = r.iter().zip(&a).position(|(x, y)| {
         let same_nan = x.is_nan() && y.is_nan();

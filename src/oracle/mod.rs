@@ -106,7 +106,7 @@ pub enum Verdict {
     Found(Finding),
 }
 
-pub use compare::{compare, normalize_message, tolerance};
+pub use compare::{compare, compare_within, normalize_message, tolerance};
 
 fn has_non_finite(outputs: &[Tensor]) -> bool {
     outputs.iter().any(|t| !t.is_finite())

@@ -8,14 +8,20 @@
 //!   errors are expected, only crashes (panics, sanitizer reports) are findings.
 
 mod differential;
+pub mod hosted;
 mod load;
+pub mod program;
+pub mod torch_compile;
 pub mod torchscript;
+pub mod tvm;
 
 pub use differential::{assert_no_finding, ort_cpu, ort_cpu_mutated, ort_cpu_patterns, tract};
 pub use load::{ort_load, tract_load};
 
 use std::sync::OnceLock;
+use torch_compile::TorchCompileHarness;
 use torchscript::TorchScriptHarness;
+use tvm::TvmHarness;
 
 /// `torchscript_cpu`: TorchProbe on TorchScript (CPU): the input starts with a program
 /// mutation plan ([`ProgramPlan`](crate::mutate::program::ProgramPlan)); see
@@ -40,4 +46,70 @@ pub fn torchscript_cuda(data: &[u8]) -> crate::oracle::Verdict {
         })
         .test(data)
         .verdict
+}
+
+/// The harness in `cell`, built by `make` on first use; a setup failure panics naming what
+/// is missing (the target cannot run at all).
+fn hosted<H>(
+    cell: &'static OnceLock<H>,
+    target: &str,
+    make: impl FnOnce(crate::gen::Limits) -> Result<H, String>,
+) -> &'static H {
+    cell.get_or_init(|| {
+        make(crate::gen::Limits::default()).unwrap_or_else(|e| panic!("{target} setup: {e}"))
+    })
+}
+
+/// `torch_compile_cpu`: TorchProbe programs as plain Python, eager vs
+/// `torch.compile(backend="inductor")` on the CPU, in the Python host; the input starts with
+/// a mode byte (`dynamic`) and a program plan. See [`torch_compile`].
+pub fn torch_compile_cpu(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
+    hosted(&HARNESS, "torch_compile_cpu", TorchCompileHarness::cpu)
+        .test(data)
+        .verdict
+}
+
+/// `torch_compile_cuda`: [`torch_compile_cpu`] on CUDA device 0 (Inductor's Triton backend).
+/// Panics at setup when torch sees no CUDA device.
+pub fn torch_compile_cuda(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
+    hosted(&HARNESS, "torch_compile_cuda", TorchCompileHarness::cuda)
+        .test(data)
+        .verdict
+}
+
+/// `tvm_llvm`: a generated model through TVM Relax for the CPU, plain and after a pass
+/// sequence decoded from the input's head. See [`tvm`].
+pub fn tvm_llvm(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
+    hosted(&HARNESS, "tvm_llvm", TvmHarness::llvm)
+        .test(data)
+        .verdict
+}
+
+/// `tvm_cuda`: [`tvm_llvm`] built for CUDA device 0. Panics at setup when TVM sees no CUDA
+/// device.
+pub fn tvm_cuda(data: &[u8]) -> crate::oracle::Verdict {
+    static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
+    hosted(&HARNESS, "tvm_cuda", TvmHarness::cuda)
+        .test(data)
+        .verdict
+}
+
+/// A differential fuzz target by its cargo-fuzz name.
+pub fn differential_by_name(name: &str) -> Option<fn(&[u8]) -> crate::oracle::Verdict> {
+    Some(match name {
+        "ort_cpu" => ort_cpu,
+        "ort_cpu_patterns" => ort_cpu_patterns,
+        "ort_cpu_mutated" => ort_cpu_mutated,
+        "tract" => tract,
+        "torchscript_cpu" => torchscript_cpu,
+        "torchscript_cuda" => torchscript_cuda,
+        "torch_compile_cpu" => torch_compile_cpu,
+        "torch_compile_cuda" => torch_compile_cuda,
+        "tvm_llvm" => tvm_llvm,
+        "tvm_cuda" => tvm_cuda,
+        _ => return None,
+    })
 }

@@ -4,29 +4,22 @@
 //! the optimizing profiling executor with CPU fusion (the third run uses the optimized plan),
 //! each compared with libtorch eager on the original graph.
 
+use super::program::ProgramSource;
 use crate::backend::torchscript::{JitMode, Script};
-use crate::emit::onnx::emit_plain;
-use crate::emit::torchscript::{render, ENTRY};
-use crate::gen::{Limits, Menu, TestCase};
+use crate::emit::program::{render, Dialect, ENTRY};
+use crate::gen::Limits;
 use crate::ir::Tensor;
-use crate::mutate::program::lower::{lower, supported};
-use crate::mutate::program::ProgramPlan;
-use crate::ops::registry;
-use crate::oracle::{compare, normalize_message, Finding, FindingKind, Skip, Verdict};
-use crate::reference::{convert, TorchReference};
-use crate::values::repair::search_with_repair;
-use crate::values::search::SearchConfig;
+use crate::oracle::{compare, normalize_message, Finding, FindingKind, Verdict};
+use crate::reference::convert;
 
 /// Runs of the optimized mode: the profiling executor records shapes on the first runs and
 /// runs its optimized (fused) plan afterwards.
 pub const OPTIMIZED_RUNS: usize = 3;
 
-/// A TorchScript test setup: the lowerable menu, graph size, and the device.
+/// A TorchScript test setup: the program source and the device.
 pub struct TorchScriptHarness {
-    /// Ops and signatures the program lowering writes (float32).
-    pub menu: Menu,
-    /// Graph-size bounds.
-    pub limits: Limits,
+    /// Where programs come from.
+    pub source: ProgramSource,
     /// Where the compiled program runs.
     pub device: tch::Device,
 }
@@ -45,11 +38,7 @@ impl TorchScriptHarness {
     /// TorchScript on the CPU.
     pub fn cpu(limits: Limits) -> TorchScriptHarness {
         TorchScriptHarness {
-            menu: Menu::new(|spec, sig, _| {
-                let dtypes: Vec<_> = sig.inputs.iter().chain(&sig.outputs).copied().collect();
-                supported(registry()[spec].op_type(), &dtypes)
-            }),
-            limits,
+            source: ProgramSource::new(limits),
             device: tch::Device::Cpu,
         }
     }
@@ -65,54 +54,29 @@ impl TorchScriptHarness {
         })
     }
 
-    /// Decodes `bytes` (program plan, then graph recipe) and searches finite values.
-    pub fn prepare(&self, bytes: &[u8]) -> (ProgramPlan, TestCase) {
-        let (plan, rest) = ProgramPlan::split(bytes);
-        let mut case = TestCase::decode(rest, &self.menu, &self.limits);
-        let config = SearchConfig {
-            seed: case.config.value_seed,
-            ..SearchConfig::default()
-        };
-        search_with_repair(&mut case, &config);
-        (plan, case)
-    }
-
     /// One test.
     pub fn test(&self, bytes: &[u8]) -> ScriptRun {
-        let (plan, case) = self.prepare(bytes);
-        let skipped = |s: Skip| ScriptRun {
-            verdict: Verdict::Skipped(s),
-            source: String::new(),
-            applied: Vec::new(),
+        let test = match self.source.program(bytes) {
+            Ok(t) => t,
+            Err(skip) => {
+                return ScriptRun {
+                    verdict: Verdict::Skipped(skip),
+                    source: String::new(),
+                    applied: Vec::new(),
+                }
+            }
         };
-        let (reference, values) = TorchReference.judge_profiled(&case, &emit_plain(&case));
-        let values = match values {
-            Ok(v) => v,
-            Err(e) => return skipped(Skip::Invalid(format!("reference: {e}"))),
-        };
-        let mut program = match lower(&case, &values) {
-            Ok(p) => p,
-            Err(e) => return skipped(Skip::Unsupported(e)),
-        };
-        let applied = plan.apply(&mut program);
-        let source = render(&program);
-        let Ok(expected) = &reference.outputs else {
-            return skipped(Skip::Invalid("the reference failed".into()));
-        };
-        if expected.iter().any(|t| !t.is_finite()) {
-            return skipped(Skip::NonFinite);
-        }
-        let inputs: Vec<tch::Tensor> = program
-            .params
-            .iter()
-            .map(|p| convert::to_tch(&program.profile[p]).to_device(self.device))
+        let source = render(&test.program, Dialect::TorchScript);
+        let inputs: Vec<tch::Tensor> = test
+            .inputs()
+            .into_iter()
+            .map(|t| convert::to_tch(t).to_device(self.device))
             .collect();
-        let ops = crate::campaign::harness::Harness::op_types(&case);
-        let verdict = self.judge(&source, &inputs, expected, &reference.fragile, &ops);
+        let verdict = self.judge(&source, &inputs, &test.expected, &test.fragile, &test.ops);
         ScriptRun {
             verdict,
             source,
-            applied,
+            applied: test.applied,
         }
     }
 

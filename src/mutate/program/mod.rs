@@ -12,7 +12,7 @@
 //!   is synthesized from a profile of the seed run (element, shape, `len(shape)`, max/min,
 //!   compared with >, <, >= or <=).
 //!
-//! [`crate::emit::torchscript`] renders the program as TorchScript source.
+//! [`crate::emit::program`] renders the program as TorchScript or Python source.
 
 pub mod emi;
 pub mod functionalize;

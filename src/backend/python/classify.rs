@@ -1,0 +1,223 @@
+//! Python exceptions from the host, classified: an unsupported feature is not a finding, a
+//! broken environment stops the run with a message, anything else is an internal compiler
+//! error, localized to the component whose frames raised it (Dynamo, AOT Autograd, Inductor,
+//! a named TVM pass, TVM's frontend, build or runtime).
+
+use serde::{Deserialize, Serialize};
+
+/// One exception of a chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PyException {
+    /// Qualified type name (`torch._dynamo.exc.BackendCompilerFailed`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `str(exception)`.
+    pub message: String,
+}
+
+/// A failed stage as the host reports it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PyError {
+    /// The host's stage (`eager`, `compile:inductor`, `import`, `pass:FuseOps`, `build`, ...).
+    pub stage: String,
+    /// The exception chain, outermost first (`__cause__`/`__context__` links).
+    pub chain: Vec<PyException>,
+    /// The innermost exception's last frames, `path:line:function`, innermost last; paths
+    /// start at the package (`torch/_inductor/...`).
+    pub frames: Vec<String>,
+}
+
+/// What a Python failure means for the oracle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PyOutcome {
+    /// The compiler does not support something in the test: never a finding.
+    Unsupported,
+    /// The environment is broken (missing module, compiler or header): stop, naming it.
+    Environment,
+    /// An internal compiler error in `component`.
+    Internal {
+        /// `dynamo`, `aot-autograd`, `inductor`, `tvm:pass:<Name>`, `tvm:frontend`, ...
+        component: String,
+    },
+}
+
+const UNSUPPORTED_TYPES: [&str; 5] = [
+    "NotImplementedError",
+    "torch._dynamo.exc.Unsupported",
+    "tvm.error.OpNotImplemented",
+    "tvm.error.OpAttributeUnImplemented",
+    "tvm.error.OpAttributeRequired",
+];
+const UNSUPPORTED_WORDS: [&str; 5] = [
+    "not supported",
+    "not implemented",
+    "unsupported",
+    "is not yet supported",
+    "no implementation",
+];
+const ENVIRONMENT_TYPES: [&str; 2] = ["ModuleNotFoundError", "ImportError"];
+const ENVIRONMENT_WORDS: [&str; 4] = [
+    "python.h: no such file",
+    "no such file or directory: 'g++'",
+    "no such file or directory: 'gcc'",
+    "invalid compiler",
+];
+
+/// Frame path prefixes and the component they localize to, most specific first.
+const COMPONENTS: [(&str, &str); 4] = [
+    ("torch/_inductor/", "inductor"),
+    ("torch/_functorch/", "aot-autograd"),
+    ("torch/_dynamo/", "dynamo"),
+    ("torch/fx/", "fx"),
+];
+
+impl PyError {
+    /// The innermost exception as `Type: first line`.
+    pub fn headline(&self) -> String {
+        match self.chain.last() {
+            Some(e) => format!(
+                "{}: {}",
+                e.kind,
+                e.message.lines().next().unwrap_or_default()
+            ),
+            None => format!("failure in stage {}", self.stage),
+        }
+    }
+
+    /// The full chain and frames, for reports.
+    pub fn detail(&self) -> String {
+        let chain: Vec<String> = self
+            .chain
+            .iter()
+            .map(|e| format!("{}: {}", e.kind, e.message))
+            .collect();
+        format!(
+            "stage {}\n{}\nframes (innermost last):\n  {}",
+            self.stage,
+            chain.join("\n  caused by "),
+            self.frames.join("\n  ")
+        )
+    }
+
+    /// The component that raised: a TVM stage by name, else the innermost torch frame's
+    /// package, else the stage.
+    pub fn component(&self) -> String {
+        if let Some(pass) = self.stage.strip_prefix("pass:") {
+            return format!("tvm:pass:{pass}");
+        }
+        match self.stage.as_str() {
+            "import" => return "tvm:frontend".into(),
+            "build" => return "tvm:build".into(),
+            "load" | "run" => return "tvm:runtime".into(),
+            _ => {}
+        }
+        let from_frames = self.frames.iter().rev().find_map(|f| {
+            COMPONENTS
+                .iter()
+                .find(|(prefix, _)| f.starts_with(prefix))
+                .map(|(_, c)| c.to_string())
+        });
+        from_frames.unwrap_or_else(|| self.stage.clone())
+    }
+
+    /// Classifies the failure.
+    pub fn outcome(&self) -> PyOutcome {
+        let types = || self.chain.iter().map(|e| e.kind.as_str());
+        let messages = || self.chain.iter().map(|e| e.message.to_lowercase());
+        if types().any(|t| ENVIRONMENT_TYPES.contains(&t))
+            || messages().any(|m| ENVIRONMENT_WORDS.iter().any(|w| m.contains(w)))
+        {
+            return PyOutcome::Environment;
+        }
+        if types().any(|t| UNSUPPORTED_TYPES.contains(&t))
+            || messages().any(|m| UNSUPPORTED_WORDS.iter().any(|w| m.contains(w)))
+        {
+            return PyOutcome::Unsupported;
+        }
+        PyOutcome::Internal {
+            component: self.component(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(stage: &str, chain: &[(&str, &str)], frames: &[&str]) -> PyError {
+        PyError {
+            stage: stage.into(),
+            chain: chain
+                .iter()
+                .map(|(k, m)| PyException {
+                    kind: k.to_string(),
+                    message: m.to_string(),
+                })
+                .collect(),
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn inductor_errors_are_internal_and_localized() {
+        let e = error(
+            "compile:inductor",
+            &[
+                (
+                    "torch._dynamo.exc.BackendCompilerFailed",
+                    "backend='inductor' raised",
+                ),
+                ("AssertionError", "size mismatch"),
+            ],
+            &[
+                "torch/_dynamo/output_graph.py:1:call_user_compiler",
+                "torch/_inductor/lowering.py:2:make_pointwise",
+            ],
+        );
+        assert_eq!(
+            e.outcome(),
+            PyOutcome::Internal {
+                component: "inductor".into()
+            }
+        );
+        assert_eq!(e.headline(), "AssertionError: size mismatch");
+    }
+
+    #[test]
+    fn unsupported_and_environment_are_not_findings() {
+        let e = error("compile:inductor", &[("NotImplementedError", "x")], &[]);
+        assert_eq!(e.outcome(), PyOutcome::Unsupported);
+        let e = error(
+            "import",
+            &[(
+                "tvm.error.OpNotImplemented",
+                "Operator Foo is not supported",
+            )],
+            &[],
+        );
+        assert_eq!(e.outcome(), PyOutcome::Unsupported);
+        let e = error(
+            "setup",
+            &[("ModuleNotFoundError", "No module named 'torch'")],
+            &[],
+        );
+        assert_eq!(e.outcome(), PyOutcome::Environment);
+    }
+
+    #[test]
+    fn tvm_stages_name_the_component() {
+        let e = error(
+            "pass:FuseTIR",
+            &[("tvm.error.InternalError", "Check failed")],
+            &[],
+        );
+        assert_eq!(
+            e.outcome(),
+            PyOutcome::Internal {
+                component: "tvm:pass:FuseTIR".into()
+            }
+        );
+        assert_eq!(error("import", &[], &[]).component(), "tvm:frontend");
+        assert_eq!(error("run", &[], &[]).component(), "tvm:runtime");
+    }
+}

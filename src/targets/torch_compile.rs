@@ -1,0 +1,220 @@
+//! The torch.compile targets (`torch_compile_cpu`, `torch_compile_cuda`): TorchProbe programs
+//! ([`ProgramSource`]) rendered as plain Python (closures, hoisted nested functions, writes
+//! through views, data-dependent `if`, loops, comprehensions), run in the Python host:
+//! eager once, then one `torch.compile(backend="inductor", dynamic=…)` function on a batch of
+//! one and a batch of two (a guard failure and a recompilation). Oracle: compiled vs eager;
+//! eager itself must match libtorch eager on the original graph (else the test is invalid).
+//! A mismatch is localized by rerunning with `backend="aot_eager"`: when that matches eager,
+//! the bug is Inductor's, else Dynamo's or AOT Autograd's.
+//!
+//! Input bytes: one mode byte (bit 0: `dynamic=True`), then the program plan and the graph
+//! recipe.
+
+use super::hosted::{call, runs, stage_failure, Run};
+use super::program::{ProgramSource, ProgramTest};
+use crate::backend::python::frame::Frame;
+use crate::backend::python::{HostConfig, PythonHost};
+use crate::emit::program::{render, Dialect, ENTRY};
+use crate::gen::{padded_head, Limits};
+use crate::ir::Tensor;
+use crate::oracle::{compare, Finding, FindingKind, Skip, Verdict};
+use serde_json::json;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The backend name in signatures.
+const BACKEND: &str = "torch.compile";
+/// Batch sizes each compiled function is called with, in order.
+pub const BATCHES: [usize; 2] = [1, 2];
+
+/// A torch.compile test setup.
+pub struct TorchCompileHarness {
+    /// Where programs come from.
+    pub source: ProgramSource,
+    /// `cpu` or `cuda`.
+    pub device: &'static str,
+    host: Mutex<PythonHost>,
+}
+
+/// Everything one test produced.
+pub struct CompileRun {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The Python source (empty when there was no program).
+    pub source: String,
+    /// The program mutations that applied.
+    pub applied: Vec<String>,
+    /// Whether the function was compiled with `dynamic=True`.
+    pub dynamic: bool,
+}
+
+/// The per-request timeout: `DLCFUZZ_HOST_TIMEOUT_S`, else 300 s (a cold Inductor compile
+/// takes half a minute here).
+pub fn host_timeout() -> Duration {
+    let seconds = std::env::var("DLCFUZZ_HOST_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(seconds)
+}
+
+impl TorchCompileHarness {
+    /// torch.compile on the CPU (Inductor's C++ backend), or why the host cannot run it.
+    pub fn cpu(limits: Limits) -> Result<TorchCompileHarness, String> {
+        Self::on("cpu", limits)
+    }
+
+    /// torch.compile on CUDA device 0 (Triton), or why not.
+    pub fn cuda(limits: Limits) -> Result<TorchCompileHarness, String> {
+        Self::on("cuda", limits)
+    }
+
+    fn on(device: &'static str, limits: Limits) -> Result<TorchCompileHarness, String> {
+        let mut host = PythonHost::new(HostConfig::local(host_timeout()));
+        let versions = host.versions(&["torch"])?;
+        if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
+            return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
+        }
+        Ok(TorchCompileHarness {
+            source: ProgramSource::new(limits),
+            device,
+            host: Mutex::new(host),
+        })
+    }
+
+    /// The outputs of `source` run eagerly in the host (no compilation), or why it failed.
+    pub fn eager(&self, source: &str, test: &ProgramTest) -> Result<Vec<Tensor>, String> {
+        let mut request = self.request(source, test, false, "inductor");
+        request.header["batches"] = json!([]);
+        let response = call(&self.host, BACKEND, &request).map_err(|v| format!("{v:?}"))?;
+        match runs(&response)?.into_iter().next() {
+            Some((_, Run::Outputs(o))) => Ok(o),
+            Some((_, Run::Failed(e))) => Err(e.detail()),
+            None => Err("no eager run".into()),
+        }
+    }
+
+    /// The request running `source` eagerly and compiled with `backend`.
+    fn request(&self, source: &str, test: &ProgramTest, dynamic: bool, backend: &str) -> Frame {
+        let mut frame = Frame::new(json!({}));
+        let inputs: Vec<_> = test.inputs().into_iter().map(|t| frame.tensor(t)).collect();
+        frame.header = json!({
+            "op": "torch_compile",
+            "source": source,
+            "entry": ENTRY,
+            "inputs": inputs,
+            "device": self.device,
+            "backend": backend,
+            "dynamic": dynamic,
+            "batches": BATCHES,
+        });
+        frame
+    }
+
+    /// One test.
+    pub fn test(&self, bytes: &[u8]) -> CompileRun {
+        let ([mode], rest) = padded_head::<1>(bytes);
+        let dynamic = mode & 1 == 1;
+        let test = match self.source.program(rest) {
+            Ok(t) => t,
+            Err(skip) => {
+                return CompileRun {
+                    verdict: Verdict::Skipped(skip),
+                    source: String::new(),
+                    applied: Vec::new(),
+                    dynamic,
+                }
+            }
+        };
+        let source = render(&test.program, Dialect::Python);
+        let verdict = self.judge(&source, &test, dynamic);
+        CompileRun {
+            verdict,
+            source,
+            applied: test.applied,
+            dynamic,
+        }
+    }
+
+    /// Eager vs compiled on `source`.
+    fn judge(&self, source: &str, test: &ProgramTest, dynamic: bool) -> Verdict {
+        let request = self.request(source, test, dynamic, "inductor");
+        let response = match call(&self.host, BACKEND, &request) {
+            Ok(r) => r,
+            Err(verdict) => return verdict,
+        };
+        let runs = match runs(&response) {
+            Ok(r) => r,
+            Err(e) => return Verdict::Skipped(Skip::Invalid(format!("host response: {e}"))),
+        };
+        let mut runs = runs.into_iter();
+        let eager = match runs.next() {
+            Some((_, Run::Outputs(o))) => o,
+            Some((_, Run::Failed(e))) => {
+                return Verdict::Skipped(Skip::Invalid(format!("eager: {}", e.headline())))
+            }
+            None => return Verdict::Skipped(Skip::Invalid("no eager run".into())),
+        };
+        if let Some(detail) = mismatch(&test.expected, &eager, &test.fragile) {
+            return Verdict::Skipped(Skip::Invalid(format!(
+                "eager Python differs from the graph reference: {detail}"
+            )));
+        }
+        for (name, run) in runs {
+            let outputs = match run {
+                Run::Failed(e) => return stage_failure(BACKEND, &name, &e),
+                Run::Outputs(o) => o,
+            };
+            if let Some(detail) = mismatch(&eager, &outputs, &test.fragile) {
+                let component = self.localize(source, test, dynamic, &name, &eager);
+                let mode = if dynamic { "dynamic" } else { "static" };
+                return Verdict::Found(Finding {
+                    kind: FindingKind::Inconsistency,
+                    level: name.clone(),
+                    signature: format!("inconsistency:{BACKEND}:{component}:{mode}:{}", test.ops),
+                    detail: format!("{name} against eager: {detail}"),
+                    blame: None,
+                });
+            }
+        }
+        Verdict::Pass
+    }
+
+    /// Which component a mismatch of run `name` belongs to: `inductor` when `aot_eager`
+    /// (Dynamo and AOT Autograd without Inductor) matches eager on the same call, else
+    /// `dynamo-or-aot`; `unlocalized` when the rerun fails.
+    fn localize(
+        &self,
+        source: &str,
+        test: &ProgramTest,
+        dynamic: bool,
+        name: &str,
+        eager: &[Tensor],
+    ) -> &'static str {
+        let request = self.request(source, test, dynamic, "aot_eager");
+        let Ok(response) = call(&self.host, BACKEND, &request) else {
+            return "unlocalized";
+        };
+        let Ok(runs) = runs(&response) else {
+            return "unlocalized";
+        };
+        let same_call = name.replacen("inductor", "aot_eager", 1);
+        match runs.iter().find(|(n, _)| *n == same_call) {
+            Some((_, Run::Outputs(o))) if mismatch(eager, o, &test.fragile).is_none() => "inductor",
+            Some((_, Run::Outputs(_))) => "dynamo-or-aot",
+            _ => "unlocalized",
+        }
+    }
+}
+
+/// The first mismatch between `want` and `got` outside fragile outputs.
+pub fn mismatch(want: &[Tensor], got: &[Tensor], fragile: &[bool]) -> Option<String> {
+    if want.len() != got.len() {
+        return Some(format!("{} outputs vs {}", want.len(), got.len()));
+    }
+    want.iter()
+        .zip(got)
+        .enumerate()
+        .filter(|(k, _)| !fragile.get(*k).copied().unwrap_or(false))
+        .find_map(|(k, (w, g))| compare(w, g).map(|d| format!("output {k}: {d}")))
+}

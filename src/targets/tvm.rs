@@ -1,0 +1,190 @@
+//! The TVM Relax targets (`tvm_llvm`, `tvm_cuda`): a pass plan ([`PassPlan`]) then a graph
+//! recipe. The generated model is judged twice:
+//! 1. the usual oracle on the plain build (import + `tvm.compile`'s own pipeline) against
+//!    the libtorch reference, with kernel-mismatch localization ([`Harness::judge`]);
+//! 2. the pass sequence applied before the build, compared with the plain build. A pass
+//!    that raises an internal error is a crash finding signed by the pass; a mismatch is
+//!    localized to the first prefix of the sequence whose build disagrees.
+
+use super::hosted::{host_failure, stage_failure, Run};
+use super::torch_compile::{host_timeout, mismatch};
+use crate::backend::tvm::{Build, BuildsFailed, Tvm};
+use crate::campaign::harness::Harness;
+use crate::gen::Limits;
+use crate::ir::Tensor;
+use crate::mutate::passes::PassPlan;
+use crate::oracle::{compare_within, tolerance, Finding, FindingKind, Skip, Verdict};
+use crate::reference::TorchReference;
+
+const BACKEND: &str = "tvm";
+
+/// A TVM test setup: the harness of the plain build and the backend for pass builds.
+pub struct TvmHarness {
+    /// Decoding, value search, reference and the plain build's oracle.
+    pub harness: Harness,
+    tvm: Tvm,
+}
+
+/// Everything one test produced.
+pub struct TvmRun {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The pass sequence.
+    pub plan: PassPlan,
+}
+
+impl TvmHarness {
+    /// TVM for the CPU (`llvm`) with its probed capabilities, or why the host cannot run it.
+    pub fn llvm(limits: Limits) -> Result<TvmHarness, String> {
+        Ok(Self::of(Tvm::llvm(host_timeout())?, limits))
+    }
+
+    /// TVM for CUDA device 0, or why not.
+    pub fn cuda(limits: Limits) -> Result<TvmHarness, String> {
+        Ok(Self::of(Tvm::cuda(host_timeout())?, limits))
+    }
+
+    fn of(tvm: Tvm, limits: Limits) -> TvmHarness {
+        TvmHarness {
+            harness: Harness::probed(Box::new(tvm.clone()), limits),
+            tvm,
+        }
+    }
+
+    /// One test.
+    pub fn test(&self, bytes: &[u8]) -> TvmRun {
+        let (plan, rest) = PassPlan::split(bytes);
+        let run = self.harness.test(rest);
+        let verdict = match run.verdict {
+            Verdict::Pass if !plan.passes.is_empty() => match self.judge_passes(&run, &plan) {
+                Verdict::Found(f) => Verdict::Found(Finding {
+                    detail: format!("pass sequence [{}]\n{}", plan.passes.join(", "), f.detail),
+                    ..f
+                }),
+                other => other,
+            },
+            other => other,
+        };
+        TvmRun { verdict, plan }
+    }
+
+    /// The pass sequence's build against the plain one.
+    fn judge_passes(&self, run: &crate::campaign::harness::TestRun, plan: &PassPlan) -> Verdict {
+        let inputs = Harness::inputs(&run.case, &run.model);
+        let builds = [
+            Build {
+                name: "plain".into(),
+                passes: Vec::new(),
+            },
+            Build {
+                name: "passes".into(),
+                passes: plan.passes.clone(),
+            },
+        ];
+        let runs = match self.tvm.builds(&run.model, &inputs, &builds) {
+            Ok(r) => r,
+            Err(failure) => return failed(failure),
+        };
+        let outputs = |r: &Run| match r {
+            Run::Outputs(o) => Ok(o.clone()),
+            Run::Failed(e) => Err(e.clone()),
+        };
+        let plain = match runs.first().map(|(_, r)| outputs(r)) {
+            Some(Ok(o)) => o,
+            _ => return Verdict::Skipped(Skip::Invalid("the plain build failed on rerun".into())),
+        };
+        let fragile = TorchReference.judge(&run.case, &run.model).fragile;
+        let with_passes = match runs.get(1).map(|(_, r)| outputs(r)) {
+            Some(Ok(o)) => o,
+            Some(Err(e)) => return stage_failure(BACKEND, "passes", &e),
+            None => return Verdict::Skipped(Skip::Invalid("no pass build in the response".into())),
+        };
+        let Some(detail) = self.differs(&plain, &with_passes, &fragile, plan) else {
+            return Verdict::Pass;
+        };
+        let culprit = self.culprit(run, &inputs, plan, &plain, &fragile);
+        Verdict::Found(Finding {
+            kind: FindingKind::Inconsistency,
+            level: "passes".into(),
+            signature: format!(
+                "inconsistency:{BACKEND}:pass:{culprit}:{}",
+                Harness::op_types(&run.case)
+            ),
+            detail: format!(
+                "passes [{}] against the plain build: {detail}",
+                plan.passes.join(", ")
+            ),
+            blame: None,
+        })
+    }
+
+    /// The first mismatch of a pass build, with float16 tolerances when a pass of `plan`
+    /// changes numerics on purpose.
+    fn differs(
+        &self,
+        plain: &[Tensor],
+        got: &[Tensor],
+        fragile: &[bool],
+        plan: &PassPlan,
+    ) -> Option<String> {
+        if !plan.lossy() {
+            return mismatch(plain, got, fragile);
+        }
+        let loose = tolerance(crate::ir::DType::F16);
+        plain
+            .iter()
+            .zip(got)
+            .enumerate()
+            .filter(|(k, _)| !fragile.get(*k).copied().unwrap_or(false))
+            .find_map(|(k, (w, g))| compare_within(w, g, loose).map(|d| format!("output {k}: {d}")))
+    }
+
+    /// The pass whose addition first makes a prefix of `plan` disagree with the plain build
+    /// (all prefixes are built on one import); `unlocalized` when none does on rerun.
+    fn culprit(
+        &self,
+        run: &crate::campaign::harness::TestRun,
+        inputs: &[&Tensor],
+        plan: &PassPlan,
+        plain: &[Tensor],
+        fragile: &[bool],
+    ) -> String {
+        let builds: Vec<Build> = (1..=plan.passes.len())
+            .map(|n| Build {
+                name: format!("prefix{n}"),
+                passes: plan.prefix(n),
+            })
+            .collect();
+        let Ok(runs) = self.tvm.builds(&run.model, inputs, &builds) else {
+            return "unlocalized".into();
+        };
+        runs.iter()
+            .zip(&builds)
+            .find_map(|((_, r), b)| match r {
+                Run::Outputs(o) => self
+                    .differs(
+                        plain,
+                        o,
+                        fragile,
+                        &PassPlan {
+                            passes: b.passes.clone(),
+                        },
+                    )
+                    .map(|_| b.passes.last().cloned().unwrap_or_default()),
+                Run::Failed(_) => None,
+            })
+            .unwrap_or_else(|| "unlocalized".into())
+    }
+}
+
+/// The verdict when the pass builds produced no runs.
+fn failed(failure: BuildsFailed) -> Verdict {
+    match failure {
+        BuildsFailed::Host(f) => host_failure(BACKEND, &f),
+        BuildsFailed::Import(e) => Verdict::Skipped(Skip::Invalid(format!(
+            "the import failed on rerun: {}",
+            e.headline()
+        ))),
+        BuildsFailed::Protocol(p) => Verdict::Skipped(Skip::Invalid(format!("host: {p}"))),
+    }
+}
