@@ -183,6 +183,18 @@ enum Command {
         #[arg(long)]
         unreduced: bool,
     },
+    /// Re-run a raw input (a libFuzzer artifact, say) on any differential fuzz target and print
+    /// its verdict; `--save DIR` also writes a standalone reproducer there (torch.compile:
+    /// `repro.py` with the program and inputs inline; TVM: `model.onnx` + `repro.py`).
+    ReplayTarget {
+        /// cargo-fuzz target name (`torch_compile_cpu`, `tvm_llvm`, `ort_cpu`, ...).
+        name: String,
+        /// Input file.
+        input: PathBuf,
+        /// Folder for the reproducer.
+        #[arg(long)]
+        save: Option<PathBuf>,
+    },
     /// Run a standalone ONNX file (a reduced reproducer) at every level of a backend, on the
     /// documented pattern inputs (element i = (7 i mod 11) - 3), and print each level's
     /// outputs or error.
@@ -310,8 +322,12 @@ fn backend(name: &str) -> Result<Box<dyn Backend>> {
     Ok(match name {
         "ort" => Box::new(OrtCpu::new().map_err(anyhow::Error::msg)?),
         "tract" => Box::new(Tract::new()),
+        "tvm" => Box::new(
+            dlcfuzz::backend::tvm::Tvm::llvm(dlcfuzz::backend::python::request_timeout())
+                .map_err(anyhow::Error::msg)?,
+        ),
         _ => bail!(
-            "unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU) and `tract`"
+            "unknown backend {name:?}: this build supports `ort` (ONNX Runtime CPU), `tract` and `tvm`"
         ),
     })
 }
@@ -838,6 +854,18 @@ fn main() -> Result<()> {
         } => {
             print!("{}", library(&name)?.stats());
         }
+        Command::ReplayTarget { name, input, save } => {
+            let run = dlcfuzz::targets::differential_by_name(&name)
+                .ok_or_else(|| anyhow::anyhow!("unknown differential target {name:?}"))?;
+            let bytes =
+                std::fs::read(&input).with_context(|| format!("reading {}", input.display()))?;
+            let verdict = run(&bytes);
+            println!("{}", serde_json::to_string_pretty(&verdict)?);
+            if let Some(dir) = save {
+                save_repro(&name, &bytes, &dir)?;
+                eprintln!("reproducer written to {}", dir.display());
+            }
+        }
         Command::Bench {
             what:
                 Bench::Target {
@@ -1012,4 +1040,39 @@ fn skip_kind(skip: &Skip) -> &'static str {
         Skip::Rejected(_) => "rejected",
         Skip::Explained(_) => "explained",
     }
+}
+
+/// Writes the standalone reproducer of `bytes` on the Python-hosted target `name` into `dir`.
+fn save_repro(name: &str, bytes: &[u8], dir: &std::path::Path) -> Result<()> {
+    use dlcfuzz::targets::{torch_compile::TorchCompileHarness, tvm::TvmHarness};
+    std::fs::create_dir_all(dir)?;
+    let limits = Limits::default();
+    let script = match name {
+        "torch_compile_cpu" | "torch_compile_cuda" => {
+            let harness = if name.ends_with("cuda") {
+                TorchCompileHarness::cuda(limits)
+            } else {
+                TorchCompileHarness::cpu(limits)
+            }
+            .map_err(anyhow::Error::msg)?;
+            harness
+                .repro(bytes)
+                .map_err(|skip| anyhow::anyhow!("no program to reproduce: {skip:?}"))?
+        }
+        "tvm_llvm" | "tvm_cuda" => {
+            let harness = if name.ends_with("cuda") {
+                TvmHarness::cuda(limits)
+            } else {
+                TvmHarness::llvm(limits)
+            }
+            .map_err(anyhow::Error::msg)?;
+            let (model, script) = harness.repro(bytes);
+            std::fs::write(dir.join("model.onnx"), model)?;
+            script
+        }
+        other => bail!("--save writes reproducers for the torch_compile_* and tvm_* targets; {other} findings replay with `dlcfuzz replay`"),
+    };
+    std::fs::write(dir.join("repro.py"), script)?;
+    std::fs::write(dir.join("input.bin"), bytes)?;
+    Ok(())
 }

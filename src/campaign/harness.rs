@@ -6,6 +6,7 @@ use crate::backend::capability::Capabilities;
 use crate::backend::faulty::Faulty;
 use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
+use crate::backend::tvm::Tvm;
 use crate::backend::Backend;
 use crate::emit::onnx::{emit, emit_plain, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
@@ -86,13 +87,17 @@ impl Harness {
         let harness = match target.backend.as_str() {
             "ort" => Self::ort_cpu(limits)?,
             "tract" => Self::tract(limits),
+            "tvm" => Self::probed(
+                Box::new(Tvm::llvm(crate::backend::python::request_timeout())?),
+                limits,
+            ),
             "faulty" => {
                 let faulty = Faulty::new(Box::new(OrtCpu::new()?))?;
                 Self::ort_cpu(limits)?.with_backend(Box::new(faulty))
             }
             other => {
                 return Err(format!(
-                    "unknown backend {other:?}: this build supports `ort` (ONNX Runtime CPU) and `tract`"
+                    "unknown backend {other:?}: this build supports `ort` (ONNX Runtime CPU), `tract` and `tvm` (TVM Relax, llvm)"
                 ))
             }
         };

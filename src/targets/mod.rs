@@ -11,6 +11,7 @@ mod differential;
 pub mod hosted;
 mod load;
 pub mod program;
+pub mod repro;
 pub mod torch_compile;
 pub mod torchscript;
 pub mod tvm;

@@ -13,14 +13,13 @@
 use super::hosted::{call, runs, stage_failure, Run};
 use super::program::{ProgramSource, ProgramTest};
 use crate::backend::python::frame::Frame;
-use crate::backend::python::{HostConfig, PythonHost};
+use crate::backend::python::{request_timeout, HostConfig, PythonHost};
 use crate::emit::program::{render, Dialect, ENTRY};
 use crate::gen::{padded_head, Limits};
 use crate::ir::Tensor;
 use crate::oracle::{compare, Finding, FindingKind, Skip, Verdict};
 use serde_json::json;
 use std::sync::Mutex;
-use std::time::Duration;
 
 /// The backend name in signatures.
 const BACKEND: &str = "torch.compile";
@@ -48,16 +47,6 @@ pub struct CompileRun {
     pub dynamic: bool,
 }
 
-/// The per-request timeout: `DLCFUZZ_HOST_TIMEOUT_S`, else 300 s (a cold Inductor compile
-/// takes half a minute here).
-pub fn host_timeout() -> Duration {
-    let seconds = std::env::var("DLCFUZZ_HOST_TIMEOUT_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    Duration::from_secs(seconds)
-}
-
 impl TorchCompileHarness {
     /// torch.compile on the CPU (Inductor's C++ backend), or why the host cannot run it.
     pub fn cpu(limits: Limits) -> Result<TorchCompileHarness, String> {
@@ -70,7 +59,7 @@ impl TorchCompileHarness {
     }
 
     fn on(device: &'static str, limits: Limits) -> Result<TorchCompileHarness, String> {
-        let mut host = PythonHost::new(HostConfig::local(host_timeout()));
+        let mut host = PythonHost::new(HostConfig::local(request_timeout()));
         let versions = host.versions(&["torch"])?;
         if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
             return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
@@ -134,6 +123,20 @@ impl TorchCompileHarness {
             applied: test.applied,
             dynamic,
         }
+    }
+
+    /// A standalone `repro.py` for `bytes` (the program, its inputs, the compile mode), or
+    /// why there is no program.
+    pub fn repro(&self, bytes: &[u8]) -> Result<String, Skip> {
+        let ([mode], rest) = padded_head::<1>(bytes);
+        let test = self.source.program(rest)?;
+        let source = render(&test.program, Dialect::Python);
+        Ok(super::repro::torch_compile(
+            &source,
+            &test.inputs(),
+            mode & 1 == 1,
+            self.device,
+        ))
     }
 
     /// Eager vs compiled on `source`.

@@ -7,7 +7,8 @@
 //!    localized to the first prefix of the sequence whose build disagrees.
 
 use super::hosted::{host_failure, stage_failure, Run};
-use super::torch_compile::{host_timeout, mismatch};
+use super::torch_compile::mismatch;
+use crate::backend::python::request_timeout;
 use crate::backend::tvm::{Build, BuildsFailed, Tvm};
 use crate::campaign::harness::Harness;
 use crate::gen::Limits;
@@ -36,12 +37,12 @@ pub struct TvmRun {
 impl TvmHarness {
     /// TVM for the CPU (`llvm`) with its probed capabilities, or why the host cannot run it.
     pub fn llvm(limits: Limits) -> Result<TvmHarness, String> {
-        Ok(Self::of(Tvm::llvm(host_timeout())?, limits))
+        Ok(Self::of(Tvm::llvm(request_timeout())?, limits))
     }
 
     /// TVM for CUDA device 0, or why not.
     pub fn cuda(limits: Limits) -> Result<TvmHarness, String> {
-        Ok(Self::of(Tvm::cuda(host_timeout())?, limits))
+        Ok(Self::of(Tvm::cuda(request_timeout())?, limits))
     }
 
     fn of(tvm: Tvm, limits: Limits) -> TvmHarness {
@@ -66,6 +67,17 @@ impl TvmHarness {
             other => other,
         };
         TvmRun { verdict, plan }
+    }
+
+    /// The model and a standalone `repro.py` (plain build vs the pass sequence) for `bytes`.
+    pub fn repro(&self, bytes: &[u8]) -> (Vec<u8>, String) {
+        let (plan, rest) = PassPlan::split(bytes);
+        let case = self.harness.prepare(rest);
+        let model = crate::emit::onnx::emit(&case);
+        let inputs = Harness::inputs(&case, &model);
+        let names: Vec<String> = model.inputs.iter().map(|(_, n)| n.clone()).collect();
+        let script = super::repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
+        (model.bytes, script)
     }
 
     /// The pass sequence's build against the plain one.

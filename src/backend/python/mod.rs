@@ -136,6 +136,16 @@ fn crash_site(stderr: &str) -> Option<String> {
     Some(format!("{short} in {function}"))
 }
 
+/// The per-request timeout: `DLCFUZZ_HOST_TIMEOUT_S`, else 300 s (a cold Inductor compile
+/// takes half a minute here).
+pub fn request_timeout() -> Duration {
+    let seconds = std::env::var("DLCFUZZ_HOST_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(seconds)
+}
+
 /// Where the host's packages come from and how long a request may take.
 #[derive(Clone, Debug)]
 pub struct HostConfig {

@@ -1,0 +1,114 @@
+//! Standalone `repro.py` scripts for findings of the Python-hosted targets: they need only
+//! torch (torch.compile) or tvm and onnx (TVM), hold the inputs inline as little-endian hex,
+//! and fail (an assertion or the compiler's own exception) while the bug is there.
+
+use crate::ir::Tensor;
+use std::fmt::Write;
+
+/// `name = [...]`: numpy arrays rebuilt from hex.
+fn inputs_literal(name: &str, inputs: &[&Tensor]) -> String {
+    let mut out = format!("{name} = [\n");
+    for t in inputs {
+        let hex: String = t
+            .data
+            .to_le_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    np.frombuffer(bytes.fromhex(\"{hex}\"), dtype=np.dtype(\"{}\").newbyteorder(\"<\")).reshape({:?}).copy(),",
+            t.data.dtype().numpy_name(),
+            t.shape
+        );
+    }
+    out.push_str("]\n");
+    out
+}
+
+/// A torch.compile reproducer: `source` (defining `main`), run eagerly and through
+/// `torch.compile(backend, dynamic)` on a batch of one and of two.
+pub fn torch_compile(source: &str, inputs: &[&Tensor], dynamic: bool, device: &str) -> String {
+    let py_dynamic = if dynamic { "True" } else { "False" };
+    format!(
+        r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled on a batch of one,
+then of two (a guard failure and a recompilation). Usage: python3 repro.py [backend]
+(inductor by default; aot_eager tells Inductor's bugs from Dynamo's and AOT Autograd's)."""
+import sys
+
+import numpy as np
+import torch
+
+# ---- the program
+{source}
+# ---- the inputs
+{inputs}
+backend = sys.argv[1] if len(sys.argv) > 1 else "inductor"
+xs = [torch.from_numpy(a).to("{device}") for a in arrays]
+eager = main(*[x.clone() for x in xs])
+
+
+def entry(*xs):
+    outs = [main(*[x[b] for x in xs]) for b in range(xs[0].shape[0])]
+    return tuple(torch.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+
+
+compiled = torch.compile(entry, backend=backend, dynamic={py_dynamic})
+for batch in (1, 2):
+    result = compiled(*[torch.stack([x] * batch) for x in xs])
+    for k, (want, got) in enumerate(zip(eager, result)):
+        torch.testing.assert_close(got[batch - 1], want, atol=1e-3, rtol=1e-3,
+                                   msg=lambda m: f"batch {{batch}}, output {{k}}: {{m}}")
+print("no mismatch: eager and", backend, "agree")
+"#,
+        inputs = inputs_literal("arrays", inputs),
+    )
+}
+
+/// A TVM reproducer for `model.onnx` beside it: the plain build against the build after
+/// `passes`.
+pub fn tvm(passes: &[String], input_names: &[String], inputs: &[&Tensor], target: &str) -> String {
+    format!(
+        r#""""TVM Relax reproducer written by dlcfuzz: model.onnx (beside this file) imported
+with from_onnx, built plain and after the pass sequence, for {target}."""
+import numpy as np
+import onnx
+import tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+
+PASSES = {passes:?}
+NAMES = {input_names:?}
+{inputs}
+
+def make(name):
+    t = relax.transform
+    special = {{
+        "DeadCodeElimination": lambda: t.DeadCodeElimination(["main"]),
+        "ToMixedPrecision": lambda: t.ToMixedPrecision(out_dtype="float32"),
+        "AlterOpImpl": lambda: t.AlterOpImpl({{}}, {{}}),
+    }}
+    return special[name]() if name in special else getattr(t, name)()
+
+
+def build_and_run(passes):
+    mod = from_onnx(onnx.load("model.onnx"), shape_dict={{n: list(a.shape) for n, a in zip(NAMES, arrays)}})
+    for p in passes:
+        print("applying", p)
+        mod = make(p)(mod)
+    device = tvm.cuda(0) if "{target}".startswith("cuda") else tvm.cpu(0)
+    vm = relax.VirtualMachine(tvm.compile(mod, target="{target}"), device)
+    out = vm["main"](*[tvm.runtime.tensor(a, device) for a in arrays])
+    out = out if isinstance(out, (list, tuple)) or not hasattr(out, "numpy") else [out]
+    return [np.asarray(list(o)) if not hasattr(o, "numpy") else o.numpy() for o in out]
+
+
+plain = build_and_run([])
+with_passes = build_and_run(PASSES)
+for k, (a, b) in enumerate(zip(plain, with_passes)):
+    np.testing.assert_allclose(b, a, atol=1e-3, rtol=1e-3, err_msg=f"output {{k}}")
+print("no mismatch: plain and pass builds agree")
+"#,
+        inputs = inputs_literal("arrays", inputs),
+    )
+}
