@@ -43,7 +43,11 @@ pub fn stage_failure(backend: &str, level: &str, error: &PyError) -> Verdict {
             kind: FindingKind::Crash,
             level: level.into(),
             signature: format!(
-                "crash:{backend}:{component}:{}",
+                "crash:{backend}:{}:{}",
+                // TVM's components already name it (`tvm:pass:FuseTIR`).
+                component
+                    .strip_prefix(&format!("{backend}:"))
+                    .unwrap_or(&component),
                 normalize_message(&error.headline())
             ),
             detail: error.detail(),
@@ -74,4 +78,30 @@ pub fn host_failure(backend: &str, failure: &HostFailure) -> Verdict {
         detail: format!("{failure}\nstderr tail:\n{stderr}"),
         blame: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::python::classify::PyException;
+
+    #[test]
+    fn internal_errors_are_signed_by_backend_and_component_once() {
+        let error = PyError {
+            stage: "pass:FuseTIR".into(),
+            chain: vec![PyException {
+                kind: "tvm.error.InternalError".into(),
+                message: "Check failed: 3 == 4".into(),
+            }],
+            frames: Vec::new(),
+        };
+        let Verdict::Found(f) = stage_failure("tvm", "passes", &error) else {
+            panic!("an internal error is a finding");
+        };
+        assert_eq!(
+            f.signature,
+            "crash:tvm:pass:FuseTIR:tvm.error.InternalError: Check failed: N == N"
+        );
+        assert_eq!(f.level, "passes");
+    }
 }
