@@ -54,6 +54,8 @@ pub struct TestRun {
     pub verdict: Verdict,
     /// The optimizations that changed the model at some level (sorted, distinct).
     pub fired: Vec<String>,
+    /// The outputs the reference marks fragile (never compared); empty without a reference.
+    pub fragile: Vec<bool>,
 }
 
 impl Harness {
@@ -269,7 +271,7 @@ impl Harness {
         let level = case.mutations.as_ref().map(|m| m.level);
         if level == Some(Level::Zero) {
             let verdict = exception_handling(self.backend.as_ref(), &model, &inputs, &mut fired);
-            return Self::run_of(case, model, verdict, fired);
+            return Self::run_of(case, model, verdict, fired, Vec::new());
         }
         let rewritten = case
             .mutations
@@ -303,7 +305,8 @@ impl Harness {
             other => other,
         };
         let verdict = self.localized(&case, verdict);
-        Self::run_of(case, model, verdict, fired)
+        let fragile = reference.map(|r| r.fragile).unwrap_or_default();
+        Self::run_of(case, model, verdict, fired, fragile)
     }
 
     /// The original (unrewritten) model's unoptimized run, as the reference of a rewritten
@@ -354,6 +357,7 @@ impl Harness {
         model: OnnxModel,
         verdict: Verdict,
         mut fired: Vec<String>,
+        fragile: Vec<bool>,
     ) -> TestRun {
         fired.sort_unstable();
         fired.dedup();
@@ -362,6 +366,7 @@ impl Harness {
             model,
             verdict,
             fired,
+            fragile,
         }
     }
 }

@@ -138,10 +138,22 @@ fn fragile_outputs(reference: Option<&ReferenceRun>) -> Vec<bool> {
 }
 
 /// The first mismatch between two output lists, skipping fragile outputs: `(output, detail)`.
-fn first_mismatch(
+/// The first output (index and description) where `actual` differs from `expected` within
+/// per-dtype tolerances, skipping fragile outputs.
+pub fn first_mismatch(
     expected: &[Tensor],
     actual: &[Tensor],
     fragile: &[bool],
+) -> Option<(usize, String)> {
+    first_mismatch_by(expected, actual, fragile, compare)
+}
+
+/// [`first_mismatch`] with another comparison of one output pair (looser tolerances, say).
+pub fn first_mismatch_by(
+    expected: &[Tensor],
+    actual: &[Tensor],
+    fragile: &[bool],
+    compare: impl Fn(&Tensor, &Tensor) -> Option<String>,
 ) -> Option<(usize, String)> {
     if expected.len() != actual.len() {
         return Some((

@@ -1,21 +1,12 @@
 //! The differential targets: one lazily built harness per target, one test per input.
 
+use super::set_up as harness;
 use crate::backend::tract::Tract;
 use crate::campaign::harness::{Harness, TestRun};
 use crate::gen::Limits;
 use crate::mutate::patterns::Library;
 use crate::oracle::Verdict;
 use std::sync::OnceLock;
-
-/// The harness in `cell`, built by `make` on first use; a setup failure panics (the target
-/// cannot run at all).
-fn harness(
-    cell: &'static OnceLock<Harness>,
-    target: &str,
-    make: impl FnOnce() -> Result<Harness, String>,
-) -> &'static Harness {
-    cell.get_or_init(|| make().unwrap_or_else(|e| panic!("{target} setup: {e}")))
-}
 
 /// `ort_cpu`: a generated model through ONNX Runtime CPU at every optimization level. The
 /// graph transformers that changed the model feed libFuzzer as extra coverage counters

@@ -19,6 +19,7 @@ pub mod tvm;
 pub use differential::{assert_no_finding, ort_cpu, ort_cpu_mutated, ort_cpu_patterns, tract};
 pub use load::{ort_load, tract_load};
 
+use crate::gen::Limits;
 use std::sync::OnceLock;
 use torch_compile::TorchCompileHarness;
 use torchscript::TorchScriptHarness;
@@ -30,7 +31,7 @@ use tvm::TvmHarness;
 pub fn torchscript_cpu(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
     HARNESS
-        .get_or_init(|| TorchScriptHarness::cpu(crate::gen::Limits::default()))
+        .get_or_init(|| TorchScriptHarness::cpu(Limits::default()))
         .test(data)
         .verdict
 }
@@ -40,25 +41,21 @@ pub fn torchscript_cpu(data: &[u8]) -> crate::oracle::Verdict {
 /// libtorch sees no CUDA device.
 pub fn torchscript_cuda(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
-    HARNESS
-        .get_or_init(|| {
-            TorchScriptHarness::cuda(crate::gen::Limits::default())
-                .unwrap_or_else(|e| panic!("torchscript_cuda setup: {e}"))
-        })
-        .test(data)
-        .verdict
+    set_up(&HARNESS, "torchscript_cuda", || {
+        TorchScriptHarness::cuda(Limits::default())
+    })
+    .test(data)
+    .verdict
 }
 
 /// The harness in `cell`, built by `make` on first use; a setup failure panics naming what
 /// is missing (the target cannot run at all).
-fn hosted<H>(
+fn set_up<H>(
     cell: &'static OnceLock<H>,
     target: &str,
-    make: impl FnOnce(crate::gen::Limits) -> Result<H, String>,
+    make: impl FnOnce() -> Result<H, String>,
 ) -> &'static H {
-    cell.get_or_init(|| {
-        make(crate::gen::Limits::default()).unwrap_or_else(|e| panic!("{target} setup: {e}"))
-    })
+    cell.get_or_init(|| make().unwrap_or_else(|e| panic!("{target} setup: {e}")))
 }
 
 /// `torch_compile_cpu`: TorchProbe programs as plain Python, eager vs
@@ -66,25 +63,29 @@ fn hosted<H>(
 /// a mode byte (`dynamic`) and a program plan. See [`torch_compile`].
 pub fn torch_compile_cpu(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
-    hosted(&HARNESS, "torch_compile_cpu", TorchCompileHarness::cpu)
-        .test(data)
-        .verdict
+    set_up(&HARNESS, "torch_compile_cpu", || {
+        TorchCompileHarness::cpu(Limits::default())
+    })
+    .test(data)
+    .verdict
 }
 
 /// `torch_compile_cuda`: [`torch_compile_cpu`] on CUDA device 0 (Inductor's Triton backend).
 /// Panics at setup when torch sees no CUDA device.
 pub fn torch_compile_cuda(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
-    hosted(&HARNESS, "torch_compile_cuda", TorchCompileHarness::cuda)
-        .test(data)
-        .verdict
+    set_up(&HARNESS, "torch_compile_cuda", || {
+        TorchCompileHarness::cuda(Limits::default())
+    })
+    .test(data)
+    .verdict
 }
 
 /// `tvm_llvm`: a generated model through TVM Relax for the CPU, plain and after a pass
 /// sequence decoded from the input's head. See [`tvm`].
 pub fn tvm_llvm(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
-    hosted(&HARNESS, "tvm_llvm", TvmHarness::llvm)
+    set_up(&HARNESS, "tvm_llvm", || TvmHarness::llvm(Limits::default()))
         .test(data)
         .verdict
 }
@@ -93,7 +94,7 @@ pub fn tvm_llvm(data: &[u8]) -> crate::oracle::Verdict {
 /// device.
 pub fn tvm_cuda(data: &[u8]) -> crate::oracle::Verdict {
     static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
-    hosted(&HARNESS, "tvm_cuda", TvmHarness::cuda)
+    set_up(&HARNESS, "tvm_cuda", || TvmHarness::cuda(Limits::default()))
         .test(data)
         .verdict
 }

@@ -17,7 +17,7 @@ use crate::backend::python::{request_timeout, HostConfig, PythonHost};
 use crate::emit::program::{render, Dialect, ENTRY};
 use crate::gen::{padded_head, Limits};
 use crate::ir::Tensor;
-use crate::oracle::{compare, Finding, FindingKind, Skip, Verdict};
+use crate::oracle::{first_mismatch, Finding, FindingKind, Skip, Verdict};
 use serde_json::json;
 use std::sync::Mutex;
 
@@ -210,14 +210,7 @@ impl TorchCompileHarness {
     }
 }
 
-/// The first mismatch between `want` and `got` outside fragile outputs.
+/// The first mismatch between `want` and `got` outside fragile outputs, described.
 pub fn mismatch(want: &[Tensor], got: &[Tensor], fragile: &[bool]) -> Option<String> {
-    if want.len() != got.len() {
-        return Some(format!("{} outputs vs {}", want.len(), got.len()));
-    }
-    want.iter()
-        .zip(got)
-        .enumerate()
-        .filter(|(k, _)| !fragile.get(*k).copied().unwrap_or(false))
-        .find_map(|(k, (w, g))| compare(w, g).map(|d| format!("output {k}: {d}")))
+    first_mismatch(want, got, fragile).map(|(k, d)| format!("output {k}: {d}"))
 }

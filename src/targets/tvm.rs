@@ -14,8 +14,9 @@ use crate::campaign::harness::Harness;
 use crate::gen::Limits;
 use crate::ir::Tensor;
 use crate::mutate::passes::PassPlan;
-use crate::oracle::{compare_within, tolerance, Finding, FindingKind, Skip, Verdict};
-use crate::reference::TorchReference;
+use crate::oracle::{
+    compare_within, first_mismatch_by, tolerance, Finding, FindingKind, Skip, Verdict,
+};
 
 const BACKEND: &str = "tvm";
 
@@ -105,16 +106,16 @@ impl TvmHarness {
             Some(Ok(o)) => o,
             _ => return Verdict::Skipped(Skip::Invalid("the plain build failed on rerun".into())),
         };
-        let fragile = TorchReference.judge(&run.case, &run.model).fragile;
+        let fragile = &run.fragile;
         let with_passes = match runs.get(1).map(|(_, r)| outputs(r)) {
             Some(Ok(o)) => o,
             Some(Err(e)) => return stage_failure(BACKEND, "passes", &e),
             None => return Verdict::Skipped(Skip::Invalid("no pass build in the response".into())),
         };
-        let Some(detail) = self.differs(&plain, &with_passes, &fragile, plan) else {
+        let Some(detail) = self.differs(&plain, &with_passes, fragile, plan) else {
             return Verdict::Pass;
         };
-        let culprit = self.culprit(run, &inputs, plan, &plain, &fragile);
+        let culprit = self.culprit(run, &inputs, plan, &plain, fragile);
         Verdict::Found(Finding {
             kind: FindingKind::Inconsistency,
             level: "passes".into(),
@@ -143,12 +144,8 @@ impl TvmHarness {
             return mismatch(plain, got, fragile);
         }
         let loose = tolerance(crate::ir::DType::F16);
-        plain
-            .iter()
-            .zip(got)
-            .enumerate()
-            .filter(|(k, _)| !fragile.get(*k).copied().unwrap_or(false))
-            .find_map(|(k, (w, g))| compare_within(w, g, loose).map(|d| format!("output {k}: {d}")))
+        first_mismatch_by(plain, got, fragile, |w, g| compare_within(w, g, loose))
+            .map(|(k, d)| format!("output {k}: {d}"))
     }
 
     /// The pass whose addition first makes a prefix of `plan` disagree with the plain build
