@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Idempotent set-up for dlcfuzz: installs what is missing, then runs the given command.
-#   scripts/setup.sh                     # just set up
-#   scripts/setup.sh cargo test --release
-# Python wheels go into the git-ignored, project-local .deps/py (found by .cargo/config.toml
-# and build.rs); nothing is installed system-wide except Debian packages when missing.
+# Idempotent set-up for dlcfuzz: installs what is missing for the chosen command, then runs it.
+#   scripts/setup.sh                                  # the core: ONNX Runtime, z3, libtorch
+#   scripts/setup.sh --ort 1.31.1 cargo run --release -- fuzz --target ort_cpu
+#                                                     # also ONNX Runtime 1.31.1, and test it
+#   scripts/setup.sh --python-compilers cargo test --release --lib --tests
+#                                                     # also torch.compile and TVM (~5 GB)
+# Options (before the command):
+#   --ort VERSION         test ONNX Runtime VERSION (installed into .deps/ort/VERSION; the
+#                         newest, 1.32.0, is always installed into .deps/py and is the default);
+#                         exported to the command as DLCFUZZ_ORT_VERSION. ORT_DYLIB_PATH, if
+#                         set, points the targets at any other build instead.
+#   --python-compilers    also install the Python-hosted compilers (full torch, apache-tvm)
+#                         into .deps/python: the torch_compile_* and tvm_* targets need them.
+#   --cargo-fuzz          also install cargo-fuzz (done anyway for a `cargo fuzz` command).
+# Python wheels go into the git-ignored, project-local .deps/; nothing is installed
+# system-wide except Debian packages when missing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -12,12 +23,27 @@ mkdir -p "$deps"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-# Python wheels pinned to the versions dlcfuzz is built against.
-wheels=(onnxruntime==1.31.1 onnx numpy z3-solver==5.4.0.0)
+ort_newest=1.32.0
+ort_version="${DLCFUZZ_ORT_VERSION:-$ort_newest}"
+python_compilers="${DLCFUZZ_PYTHON_COMPILERS:-0}"
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --ort) ort_version="${2:?--ort needs a version}"; shift 2 ;;
+    --ort=*) ort_version="${1#--ort=}"; shift ;;
+    --python-compilers) python_compilers=1; shift ;;
+    --cargo-fuzz) export DLCFUZZ_CARGO_FUZZ=1; shift ;;
+    --) shift; break ;;
+    *) break ;;
+  esac
+done
+
+# Python wheels: the newest ONNX Runtime (the default target, and what every finding's
+# repro.py is re-checked against), onnx and numpy for the repro scripts, z3 for the solver.
+wheels=("onnxruntime==$ort_newest" onnx numpy z3-solver==5.4.0.0)
 have_wheels() {
-  PYTHONPATH="$deps" python3 - <<'PY' 2>/dev/null
+  PYTHONPATH="$deps" python3 - "$ort_newest" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
-want = {"onnxruntime": "1.31.1", "z3-solver": "5.4.0.0"}
+want = {"onnxruntime": sys.argv[1], "z3-solver": "5.4.0.0"}
 for name, version in want.items():
     if m.version(name) != version:
         sys.exit(1)
@@ -28,9 +54,23 @@ if ! have_wheels; then
   log "installing Python wheels into .deps/py: ${wheels[*]}"
   python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$deps" "${wheels[@]}"
 fi
-for f in "$deps/z3/lib/libz3.so" "$deps/onnxruntime/capi/libonnxruntime.so.1.31.1"; do
+for f in "$deps/z3/lib/libz3.so" "$deps/onnxruntime/capi/libonnxruntime.so.$ort_newest"; do
   [ -e "$f" ] || { log "missing $f after pip install"; exit 1; }
 done
+
+# Another ONNX Runtime release, on request: only the wheel, beside the newest.
+if [ "$ort_version" != "$ort_newest" ]; then
+  ort_dir="$root/.deps/ort/$ort_version"
+  if [ ! -e "$ort_dir/onnxruntime/capi/libonnxruntime.so.$ort_version" ]; then
+    log "installing onnxruntime==$ort_version into .deps/ort/$ort_version"
+    python3 -m pip install --disable-pip-version-check --quiet --no-deps --target "$ort_dir" \
+      "onnxruntime==$ort_version" \
+      || { log "onnxruntime $ort_version could not be installed (is it a release on PyPI?)"; exit 1; }
+  fi
+  [ -e "$ort_dir/onnxruntime/capi/libonnxruntime.so.$ort_version" ] \
+    || { log "onnxruntime $ort_version has no libonnxruntime.so.$ort_version"; exit 1; }
+fi
+export DLCFUZZ_ORT_VERSION="$ort_version"
 
 # libtorch for the reference (tch 0.26 links torch 2.13.0): a slim pip install, without the
 # CUDA libraries the full wheel pulls in; .cargo/config.toml points LIBTORCH at it.
@@ -46,11 +86,13 @@ fi
 # libraries (importing torch needs them even on a CPU-only machine; Triton comes along for the
 # GPU variants) and apache-tvm, in one environment with onnx for TVM's frontend. The Rust
 # side starts `python3` with PYTHONPATH=.deps/python (src/paths.rs: python_env).
+# Only with --python-compilers: the README's campaign command does not wait for ~5 GB.
 py_env="$root/.deps/python"
+torch_newest=2.15.0
 have_python_env() {
-  PYTHONPATH="$py_env" python3 - "$@" <<'PY' 2>/dev/null
+  PYTHONPATH="$py_env" python3 - "$torch_newest" "$@" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
-want = {"torch": "2.13.0", "apache-tvm": "0.27.0.post1", "onnx": "1.23.2", "nvidia-cudnn-cu13": None}
+want = {"torch": sys.argv[1], "apache-tvm": "0.27.0.post1", "onnx": None}
 for name, version in want.items():
     if m.version(name) != (version or m.version(name)):
         sys.exit(1)
@@ -58,10 +100,10 @@ if "--import" in sys.argv:
     import torch, tvm, onnx  # noqa: F401
 PY
 }
-if ! have_python_env; then
-  log "installing torch==2.13.0, apache-tvm==0.27.0.post1 and onnx into .deps/python (about 5 GB)"
+if [ "$python_compilers" = 1 ] && ! have_python_env; then
+  log "installing torch==$torch_newest, apache-tvm==0.27.0.post1 and onnx into .deps/python (about 5 GB)"
   python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$py_env" \
-    torch==2.13.0 apache-tvm==0.27.0.post1 onnx==1.23.2
+    "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx
   have_python_env --import || { log "torch/tvm/onnx do not import from .deps/python after pip install"; exit 1; }
 fi
 
@@ -83,8 +125,10 @@ if [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || ! command -v zip 
   apt-get update -qq && apt-get install -y -qq fonts-dejavu-core zip
 fi
 
-# cargo-fuzz for `cargo +nightly fuzz run <target>` (only when a nightly toolchain exists).
-if rustup toolchain list 2>/dev/null | grep -q nightly && ! command -v cargo-fuzz >/dev/null 2>&1; then
+# cargo-fuzz, only for a `cargo fuzz` command (or --cargo-fuzz), when a nightly toolchain exists.
+case " $* " in *" fuzz "*) wants_cargo_fuzz=1 ;; *) wants_cargo_fuzz="${DLCFUZZ_CARGO_FUZZ:-0}" ;; esac
+if [ "$wants_cargo_fuzz" = 1 ] && rustup toolchain list 2>/dev/null | grep -q nightly \
+  && ! command -v cargo-fuzz >/dev/null 2>&1; then
   log "installing cargo-fuzz"
   cargo install cargo-fuzz --locked --quiet
 fi

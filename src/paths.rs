@@ -10,22 +10,52 @@ pub fn deps_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("DLCFUZZ_DEPS_DIR")))
 }
 
-/// The ONNX Runtime shared library: `ORT_DYLIB_PATH` if set, else the pip wheel in
-/// [`deps_dir`], else `lib/onnxruntime/` beside the executable (where `oss-fuzz/build.sh`
-/// puts it in `$OUT`).
+/// The newest ONNX Runtime release, which `scripts/setup.sh` installs into [`deps_dir`] and
+/// the ORT targets test unless told otherwise.
+pub const ORT_NEWEST: &str = "1.32.0";
+
+/// The ONNX Runtime release to test: `DLCFUZZ_ORT_VERSION` (installed by `scripts/setup.sh
+/// --ort VERSION` into `.deps/ort/VERSION`), else [`ORT_NEWEST`].
+pub fn ort_version() -> String {
+    std::env::var("DLCFUZZ_ORT_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| ORT_NEWEST.to_string())
+}
+
+/// The ONNX Runtime shared library: `ORT_DYLIB_PATH` if set (any build, by path); else the
+/// wheel of [`ort_version`]: the newest in [`deps_dir`], another in `.deps/ort/VERSION`;
+/// else `lib/onnxruntime/` beside the executable (where `oss-fuzz/build.sh` puts it in
+/// `$OUT`).
 pub fn ort_dylib() -> PathBuf {
-    const FILE: &str = "libonnxruntime.so.1.31.1";
     if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
         return PathBuf::from(p);
     }
-    let wheel = deps_dir().join("onnxruntime/capi").join(FILE);
+    let version = ort_version();
+    let file = format!("libonnxruntime.so.{version}");
+    let wheel = if version == ORT_NEWEST {
+        deps_dir()
+    } else {
+        ort_wheel_dir(&version)
+    }
+    .join("onnxruntime/capi")
+    .join(&file);
     let beside = std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("lib/onnxruntime").join(FILE)));
+        .and_then(|exe| exe.parent().map(|d| d.join("lib/onnxruntime").join(&file)));
     match beside {
         Some(b) if !wheel.exists() && b.exists() => b,
         _ => wheel,
     }
+}
+
+/// Where `scripts/setup.sh --ort VERSION` installs an ONNX Runtime release other than the
+/// newest: `.deps/ort/VERSION` beside [`deps_dir`].
+pub fn ort_wheel_dir(version: &str) -> PathBuf {
+    let deps = deps_dir();
+    deps.parent()
+        .map(|p| p.join("ort").join(version))
+        .unwrap_or_else(|| PathBuf::from(".deps/ort").join(version))
 }
 
 /// Cache folder (capability tables): `DLCFUZZ_CACHE_DIR`, else `.deps/cache` beside the

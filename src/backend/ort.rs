@@ -10,9 +10,6 @@ use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The ONNX Runtime version this backend is written against.
-pub const ORT_VERSION: &str = "1.31.1";
-
 /// ONNX Runtime's optimization levels, unoptimized first.
 pub const LEVELS: [&str; 4] = ["disable", "basic", "extended", "all"];
 
@@ -27,8 +24,10 @@ fn environment() -> Result<&'static ort::environment::Environment, String> {
         let path = crate::paths::ort_dylib();
         if !path.exists() {
             return Err(format!(
-                "ONNX Runtime library not found at {} (run scripts/setup.sh, or set ORT_DYLIB_PATH)",
-                path.display()
+                "ONNX Runtime {} library not found at {} (run `scripts/setup.sh --ort {}`, or set ORT_DYLIB_PATH to a libonnxruntime.so of release 1.31 or newer)",
+                crate::paths::ort_version(),
+                path.display(),
+                crate::paths::ort_version()
             ));
         }
         let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
@@ -47,6 +46,16 @@ fn environment() -> Result<&'static ort::environment::Environment, String> {
     })
     .as_ref()
     .map_err(Clone::clone)
+}
+
+/// The release of the loaded ONNX Runtime library, read from its build info
+/// (`git-branch=rel-1.32.0`), else the configured [`crate::paths::ort_version`].
+pub fn loaded_version() -> String {
+    let info = ort::info();
+    info.split(['=', ',', ' '])
+        .find_map(|t| t.strip_prefix("rel-"))
+        .map(str::to_string)
+        .unwrap_or_else(crate::paths::ort_version)
 }
 
 impl OrtCpu {
@@ -264,7 +273,7 @@ impl Backend for OrtCpu {
     }
 
     fn version(&self) -> String {
-        format!("onnxruntime {ORT_VERSION} (CPU)")
+        format!("onnxruntime {} (CPU)", loaded_version())
     }
 
     fn levels(&self) -> &'static [&'static str] {

@@ -146,7 +146,7 @@ pub fn backend_error(error: &PyError) -> BackendError {
     let class = match error.outcome() {
         PyOutcome::Unsupported => ErrorClass::Unsupported,
         PyOutcome::Environment => panic!(
-            "the Python host's environment is broken ({}): run scripts/setup.sh",
+            "the Python host's environment is broken ({}): run `scripts/setup.sh --python-compilers`",
             error.headline()
         ),
         PyOutcome::Internal { .. } => ErrorClass::Internal,

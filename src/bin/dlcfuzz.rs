@@ -35,6 +35,13 @@ use std::time::{Duration, Instant};
     about = "Fuzz deep-learning compilers with valid generated graphs"
 )]
 struct Cli {
+    /// ONNX Runtime release to test (installed by `scripts/setup.sh --ort VERSION`); default:
+    /// `DLCFUZZ_ORT_VERSION`, else the newest (1.32.0). Workers and reducers inherit it.
+    #[arg(long, global = true)]
+    ort_version: Option<String>,
+    /// An ONNX Runtime shared library to test instead (any build, release 1.31 or newer).
+    #[arg(long, global = true)]
+    ort_lib: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -508,7 +515,15 @@ fn main() -> Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    // Set before any thread starts; child processes (workers, reducers) inherit them.
+    if let Some(v) = &cli.ort_version {
+        std::env::set_var("DLCFUZZ_ORT_VERSION", v);
+    }
+    if let Some(p) = &cli.ort_lib {
+        std::env::set_var("ORT_DYLIB_PATH", p);
+    }
+    match cli.command {
         Command::Gen {
             nodes,
             count,

@@ -4,11 +4,13 @@
 use super::bisect::Culprits;
 use super::executor::Outcome;
 use super::harness::TestRun;
+use super::verify::{NewestCheck, Severity};
 use crate::backend::Backend;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
 use crate::ir::{Tensor, TensorType};
 use crate::oracle::{Finding, FindingKind};
+use crate::reference::precision::Envelope;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -35,6 +37,16 @@ pub struct Report {
     /// the bisection could not say; filled in after reduction.
     #[serde(default)]
     pub culprits: Option<Result<Culprits, String>>,
+    /// How bad it is for users.
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// The specification text the expected result rests on; filled in after reduction.
+    #[serde(default)]
+    pub spec: Option<String>,
+    /// `repro.py` re-run on the newest release of the compiler (or why it could not run);
+    /// filled in after reduction.
+    #[serde(default)]
+    pub newest: Option<Result<NewestCheck, String>>,
 }
 
 impl Report {
@@ -143,6 +155,7 @@ pub fn repro_py(
     case: &TestCase,
     finding: &Finding,
     culprits: Option<&Culprits>,
+    envelope: Option<&Envelope>,
 ) -> String {
     let feeds: Vec<String> = model
         .inputs
@@ -162,11 +175,15 @@ pub fn repro_py(
         "extended" => "ORT_ENABLE_EXTENDED",
         _ => "ORT_ENABLE_ALL",
     };
+    let expected = python_expected(envelope, model.outputs.len());
     format!(
         r#"#!/usr/bin/env python3
 """dlcfuzz finding: {signature}
-Runs model.onnx with optimizations disabled and at level '{level_name}', and compares."""
-import base64, os, sys
+Runs model.onnx with optimizations disabled and at level '{level_name}', and judges each run
+against EXPECTED: the exact result (every float computed in float64) with, per element, how
+far rounding alone can move it (ALLOWED, from dlcfuzz's precision analysis of every legal
+evaluation order and precision). Exit status 1 when the bug shows, 0 when it does not."""
+import os, sys
 import numpy as np
 import onnxruntime as ort
 
@@ -174,6 +191,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FEEDS = {{
 {feeds}
 }}
+
+# Per output: (exact values, allowed deviation), or None where the output is not compared
+# (it sits within rounding of a discontinuity, or on behaviour the ONNX spec leaves open).
+# An empty list: no exact result is known, and the unoptimized run is the reference.
+EXPECTED = {expected}
 
 # Culprit transformers from bisect.py (empty: not bisected).
 CULPRITS = {culprits}
@@ -185,23 +207,49 @@ def run(level, disabled=()):
     sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
     return sess.run(None, FEEDS)
 
+def wrong(got, ref):
+    """Where `got` strays from the exact result farther than rounding explains (or, with no
+    exact result, from `ref` beyond 1e-3)."""
+    if not EXPECTED:
+        for i, (r, g) in enumerate(zip(ref, got)):
+            if r.shape != g.shape or not np.allclose(r.astype(np.float64), g.astype(np.float64), rtol=1e-3, atol=1e-3, equal_nan=True):
+                return f"output {{i}} differs from the unoptimized run"
+        return None
+    for i, (want, g) in enumerate(zip(EXPECTED, got)):
+        if want is None:
+            continue
+        exact, allowed = want
+        g = np.asarray(g)
+        if g.shape != exact.shape:
+            return f"output {{i}}: shape {{g.shape}}, expected {{exact.shape}}"
+        err = np.abs(g.astype(np.float64) - exact)
+        bad = ~(err <= allowed)
+        if bad.any():
+            j = int(np.argmax(np.where(bad, np.nan_to_num(err - allowed, nan=np.inf), -np.inf)))
+            return f"output {{i}} element {{j}}: {{g.flat[j]}}, exact {{exact.flat[j]}} (allowed +-{{allowed.flat[j]:.3g}})"
+    return None
+
 def failure(ref, level, disabled=()):
     try:
         got = run(level, disabled)
-    except Exception as e:  # the optimized level fails where the reference runs
+    except Exception as e:  # the optimized level fails where the unoptimized one runs
         return f"FAILURE: {{e}}"
-    for i, (r, g) in enumerate(zip(ref, got)):
-        if r.shape != g.shape or not np.allclose(r.astype(np.float64), g.astype(np.float64), rtol=1e-3, atol=1e-3, equal_nan=True):
-            diff = np.max(np.abs(r.astype(np.float64) - g.astype(np.float64))) if r.shape == g.shape else (r.shape, g.shape)
-            return f"MISMATCH in output {{i}}: max abs diff {{diff}}"
-    return None
+    found = wrong(got, ref)
+    return f"WRONG RESULT: {{found}}" if found else None
 
 def main():
-    ref = run(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    print("onnxruntime", ort.__version__)
+    try:
+        ref = run(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    except Exception as e:  # a crash of the unoptimized run itself
+        print("unoptimized: FAILURE:", e)
+        return 1
+    unoptimized = wrong(ref, ref)
+    print("unoptimized:", unoptimized or "right")
     level = ort.GraphOptimizationLevel.{level}
-    found = failure(ref, level)
+    found = unoptimized if "{level_name}" == "disable" else failure(ref, level)
     if found is None:
-        print("outputs agree: not reproduced")
+        print("at level {level_name}: right: not reproduced")
         return 0
     print("at level {level_name}:", found)
     if CULPRITS:
@@ -218,6 +266,43 @@ if __name__ == "__main__":
         culprits = serde_json::to_string(&culprits.map_or(&[][..], |c| c.culprits.as_slice()))
             .expect("strings serialize"),
     )
+}
+
+/// A Python float literal (`np.inf`/`np.nan` for the non-finite ones).
+fn py_float(x: f64) -> String {
+    if x.is_nan() {
+        "np.nan".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "np.inf" } else { "-np.inf" }.into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// The `EXPECTED` list of a reproducer: per output, the exact values and allowed deviations
+/// as float64 arrays, or `None` for a fragile output; `[]` without an envelope.
+fn python_expected(envelope: Option<&Envelope>, outputs: usize) -> String {
+    let Some(env) = envelope else {
+        return "[]".into();
+    };
+    let array = |shape: &[usize], v: &[f64]| {
+        let items: Vec<String> = v.iter().map(|x| py_float(*x)).collect();
+        format!(
+            "np.array([{}], dtype=np.float64).reshape({shape:?})",
+            items.join(", ")
+        )
+    };
+    let rows: Vec<String> = (0..outputs)
+        .map(|i| match env.expected(i) {
+            Some((shape, truth, allowed)) => format!(
+                "    ({}, {}),",
+                array(&shape, &truth),
+                array(&shape, &allowed)
+            ),
+            None => "    None,".into(),
+        })
+        .collect();
+    format!("[\n{}\n]", rows.join("\n"))
 }
 
 /// The folder of a finding with `signature` under `out`.
@@ -273,7 +358,7 @@ pub fn write_new(
     if backend.levels() == crate::backend::ort::LEVELS {
         std::fs::write(
             dir.join("repro.py"),
-            repro_py(&run.model, &run.case, finding, None),
+            repro_py(&run.model, &run.case, finding, None, run.envelope.as_ref()),
         )?;
     }
     Report {
@@ -285,6 +370,9 @@ pub fn write_new(
         replay: replay_command(backend.name(), !run.case.spliced.is_empty(), &dir),
         spliced: run.case.spliced.clone(),
         culprits: None,
+        severity: Some(Severity::of(finding)),
+        spec: None,
+        newest: None,
     }
     .write(&dir)?;
     Ok(Some(dir))
@@ -318,6 +406,9 @@ pub fn write_death(
         replay: replay_command(backend, false, &dir),
         spliced: Vec::new(),
         culprits: None,
+        severity: Some(Severity::of(finding)),
+        spec: None,
+        newest: None,
     }
     .write(&dir)?;
     Ok(Some(dir))

@@ -19,6 +19,7 @@ use crate::oracle::localize::{known_deviation, localize};
 use crate::oracle::{
     differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
 };
+use crate::reference::precision::Envelope;
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
@@ -56,6 +57,8 @@ pub struct TestRun {
     pub fired: Vec<String>,
     /// The outputs the reference marks fragile (never compared); empty without a reference.
     pub fragile: Vec<bool>,
+    /// How far rounding alone can move each output; `None` without a reference.
+    pub envelope: Option<Envelope>,
 }
 
 impl Harness {
@@ -271,7 +274,7 @@ impl Harness {
         let level = case.mutations.as_ref().map(|m| m.level);
         if level == Some(Level::Zero) {
             let verdict = exception_handling(self.backend.as_ref(), &model, &inputs, &mut fired);
-            return Self::run_of(case, model, verdict, fired, Vec::new());
+            return Self::run_of(case, model, verdict, fired, None);
         }
         let rewritten = case
             .mutations
@@ -305,8 +308,7 @@ impl Harness {
             other => other,
         };
         let verdict = self.localized(&case, verdict);
-        let fragile = reference.map(|r| r.fragile).unwrap_or_default();
-        Self::run_of(case, model, verdict, fired, fragile)
+        Self::run_of(case, model, verdict, fired, reference)
     }
 
     /// The original (unrewritten) model's unoptimized run, as the reference of a rewritten
@@ -320,6 +322,7 @@ impl Harness {
         ReferenceRun {
             outputs,
             fragile: Vec::new(),
+            envelope: None,
         }
     }
 
@@ -357,8 +360,12 @@ impl Harness {
         model: OnnxModel,
         verdict: Verdict,
         mut fired: Vec<String>,
-        fragile: Vec<bool>,
+        reference: Option<ReferenceRun>,
     ) -> TestRun {
+        let (fragile, envelope) = match reference {
+            Some(r) => (r.fragile, r.envelope),
+            None => (Vec::new(), None),
+        };
         fired.sort_unstable();
         fired.dedup();
         TestRun {
@@ -367,6 +374,7 @@ impl Harness {
             verdict,
             fired,
             fragile,
+            envelope,
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod finding;
 pub mod harness;
 pub mod post;
 pub mod runner;
+pub mod verify;
 pub mod worker;
 
 use crate::oracle::{Skip, Verdict};

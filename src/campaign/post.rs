@@ -10,10 +10,12 @@ use super::bisect::bisect;
 use super::executor::{Executor, Request, Target};
 use super::finding::{self, Report, INPUT, MODEL};
 use super::harness::Harness;
+use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
 use crate::emit::onnx::emit;
 use crate::oracle::Verdict;
 use crate::reduce::{apply_all, reduce, reduction_key, Reduction};
+use crate::reference::TorchReference;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -128,19 +130,26 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     .map_err(|e| e.to_string())?;
     let ort_levels = harness.backend.levels() == crate::backend::ort::LEVELS;
     if ort_levels {
-        let repro = finding::repro_py(&model, &reduced, &report.finding, None);
+        let exact = TorchReference.judge(&reduced, &model).envelope;
+        let exact = exact.as_ref();
+        let repro = finding::repro_py(&model, &reduced, &report.finding, None, exact);
         std::fs::write(dir.join("repro.py"), repro).map_err(|e| e.to_string())?;
         let bisectable = envelope.target.backend == "ort"
             && !matches!(report.finding.level.as_str(), "disable" | "process");
         if bisectable {
             let culprits = bisect(dir, &report.finding.level);
             if let Ok(c) = &culprits {
-                let repro = finding::repro_py(&model, &reduced, &report.finding, Some(c));
+                let repro = finding::repro_py(&model, &reduced, &report.finding, Some(c), exact);
                 std::fs::write(dir.join("repro.py"), repro).map_err(|e| e.to_string())?;
             }
             report.culprits = Some(culprits);
         }
     }
+    if dir.join("repro.py").exists() {
+        report.newest = Some(recheck_on_newest(dir));
+    }
+    report.severity = Some(Severity::of(&report.finding));
+    report.spec = Some(spec_basis(&report.finding));
     report.op_types = Harness::op_types(&reduced);
     report.nodes = reduced.graph.op_count();
     report.write(dir).map_err(|e| e.to_string())?;

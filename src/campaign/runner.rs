@@ -526,6 +526,12 @@ pub fn run(
         before + clock.0.elapsed().as_secs_f64(),
     ));
     save(config, &mut s, true);
+    // Hit counts have grown since each report.md was written: bring them up to date.
+    for dir in finding_dirs(&config.out) {
+        if dir.join("report.md").exists() {
+            let _ = crate::report::finding::write(&dir);
+        }
+    }
     match s.error {
         Some(e) => Err(e),
         None => Ok(s.state.stats),

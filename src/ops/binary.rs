@@ -187,7 +187,16 @@ impl OpSpec for Binary {
         let mut attrs = SymAttrs::default();
         match self.name {
             "Mod" => {
-                let fmod = cx.sig.inputs[0].is_float() || cx.flip();
+                // Mod-13 (the text published with opsets 10 to 13): "If the input type is
+                // floating point, then `fmod` attribute must be set to 1", and `fmod = 1`
+                // forces C's floating-point `fmod`, whose precision on 64-bit integers the spec
+                // does not fix (ONNX Runtime goes through `double`). So floats get `fmod = 1`
+                // and integers `fmod = 0`, the only pairings every reading defines. The byte
+                // the old choice drew is still drawn, so that existing inputs decode as before.
+                let fmod = cx.sig.inputs[0].is_float();
+                if !fmod {
+                    let _ = cx.flip();
+                }
                 attrs.set("fmod", AttrValue::Int(Int::from(fmod as i64)));
             }
             "BitShift" => {

@@ -20,6 +20,7 @@ pub mod localize;
 use crate::backend::{Backend, BackendError, ErrorClass};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
+use crate::reference::precision::Envelope;
 use serde::{Deserialize, Serialize};
 
 /// What kind of bug a finding is.
@@ -76,6 +77,10 @@ pub struct ReferenceRun {
     /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that no
     /// comparison may judge it.
     pub fragile: Vec<bool>,
+    /// How far rounding alone can move each output ([`crate::reference::precision`]); `None`
+    /// when the reference could not run, or stands for another run (then the fixed per-dtype
+    /// tolerances of [`compare`] judge).
+    pub envelope: Option<Envelope>,
 }
 
 /// Why a test was not judged.
@@ -197,6 +202,12 @@ fn inconsistency(level: &str, blame: Blame, ops: String, detail: String) -> Verd
 /// `reference` (when given), and judges the results. `op_types` names the model's op types
 /// for inconsistency signatures; it is only called when one is found. The optimizations the
 /// backend reports as having changed the model are appended to `fired`.
+///
+/// With the reference's precision envelope, every level is judged against the exact result
+/// ([`Envelope`]): a level that stays within rounding of it is right, whatever the other
+/// levels computed, so levels that round differently (float16 kept in float32 at one level,
+/// a reassociated reduction at another) are not an inconsistency. Without it, levels are
+/// compared with each other under the fixed tolerances of [`compare`].
 pub fn differential(
     backend: &dyn Backend,
     model: &OnnxModel,
@@ -215,11 +226,16 @@ pub fn differential(
     let reference_outputs = reference
         .and_then(|r| r.outputs.as_ref().ok())
         .filter(|_| !non_finite);
+    let envelope = reference_outputs
+        .and(reference)
+        .and_then(|r| r.envelope.as_ref());
     let fragile = fragile_outputs(reference);
     let fragile = fragile.as_slice();
     // `Some(detail)` when the unoptimized level disagrees with the reference.
-    let unoptimized_vs_reference =
-        reference_outputs.map(|r| first_mismatch(r, &unoptimized, fragile));
+    let unoptimized_vs_reference = match envelope {
+        Some(env) => Some(env.deviation(&unoptimized)),
+        None => reference_outputs.map(|r| first_mismatch(r, &unoptimized, fragile)),
+    };
     let mut op_types = Some(op_types);
     let mut ops = move || op_types.take().map(|f| f()).unwrap_or_default();
     for (level, name) in levels.iter().enumerate().skip(1) {
@@ -229,18 +245,19 @@ pub fn differential(
             Ok(_) if non_finite => continue,
             Ok(outs) => outs,
         };
-        let Some((i, d)) = first_mismatch(&unoptimized, &outs, fragile) else {
+        let judged = match envelope {
+            Some(env) => judge_level(env, &unoptimized, &outs, &unoptimized_vs_reference),
+            None => judge_fixed(reference_outputs, &unoptimized, &outs, fragile),
+        };
+        let Some((blame, i, d)) = judged else {
             continue;
         };
-        let detail = format!("output {i}: {d} ({name} vs {})", levels[0]);
-        let blame = match (reference_outputs, &unoptimized_vs_reference) {
-            (None, _) | (_, None) => Blame::OptimizerUnconfirmed,
-            (Some(_), Some(None)) => Blame::Optimizer,
-            (Some(r), Some(Some(_))) => match first_mismatch(r, &outs, fragile) {
-                None => Blame::UnoptimizedKernels,
-                Some(_) => Blame::Ambiguous,
-            },
+        let versus = if envelope.is_some() {
+            "exact result"
+        } else {
+            levels[0]
         };
+        let detail = format!("output {i}: {d} ({name} vs {versus})");
         let level = if blame == Blame::UnoptimizedKernels {
             levels[0]
         } else {
@@ -260,6 +277,51 @@ pub fn differential(
         ),
         _ => Verdict::Pass,
     }
+}
+
+/// An optimized level's outputs `outs` judged against the exact result: `(blame, output,
+/// detail)`, or `None` when nothing is wrong at this level (a level that deviates like the
+/// unoptimized one is left to the every-level verdict).
+fn judge_level(
+    env: &Envelope,
+    unoptimized: &[Tensor],
+    outs: &[Tensor],
+    unoptimized_deviation: &Option<Option<(usize, String)>>,
+) -> Option<(Blame, usize, String)> {
+    let deviation = env.deviation(outs);
+    match (
+        unoptimized_deviation.as_ref().and_then(Option::as_ref),
+        deviation,
+    ) {
+        (None, None) => None,
+        (None, Some((i, d))) => Some((Blame::Optimizer, i, d)),
+        (Some((i, d)), None) => Some((Blame::UnoptimizedKernels, *i, d.clone())),
+        (Some(_), Some(_)) if env.all_agree(unoptimized, outs) => None,
+        (Some(_), Some((i, d))) => Some((Blame::Ambiguous, i, d)),
+    }
+}
+
+/// An optimized level's outputs `outs` compared with the unoptimized ones under the fixed
+/// per-dtype tolerances, the reference (when any) naming the side at fault.
+fn judge_fixed(
+    reference: Option<&Vec<Tensor>>,
+    unoptimized: &[Tensor],
+    outs: &[Tensor],
+    fragile: &[bool],
+) -> Option<(Blame, usize, String)> {
+    let (i, d) = first_mismatch(unoptimized, outs, fragile)?;
+    let blame = match reference {
+        None => Blame::OptimizerUnconfirmed,
+        Some(r) => match (
+            first_mismatch(r, unoptimized, fragile),
+            first_mismatch(r, outs, fragile),
+        ) {
+            (None, _) => Blame::Optimizer,
+            (Some(_), None) => Blame::UnoptimizedKernels,
+            (Some(_), Some(_)) => Blame::Ambiguous,
+        },
+    };
+    Some((blame, i, d))
 }
 
 #[cfg(test)]
@@ -316,6 +378,7 @@ mod tests {
         let reference = reference.map(|r| ReferenceRun {
             outputs: Ok(vec![t(r)]),
             fragile: vec![fragile],
+            envelope: None,
         });
         differential(
             &backend,

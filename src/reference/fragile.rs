@@ -1,83 +1,109 @@
-//! Fragile outputs: outputs that depend on a discontinuous op whose input sits on (or within
-//! rounding error of) a boundary, where a correct compiler may legitimately differ from the
-//! reference: an ArgMax/ArgMin tie, a Floor/Ceil/Cast-to-integer input next to an integer, a
-//! Round input next to a half (or a QuantizeLinear input whose quotient by the scale is), a
-//! comparison between nearly equal values, a Sign input next to
-//! zero, an input next to the edge of an op's domain (Sqrt, Log, Pow and Reciprocal near 0, a
-//! divisor near 0, Asin/Acos/Atanh near ±1, Acosh near 1). The oracle never compares fragile outputs, so these cannot become false reports.
+//! Fragile values: values no comparison may judge, because a correct compiler may
+//! legitimately compute something else there.
+//!
+//! Two reasons make a value fragile, and everything computed from a fragile value is fragile
+//! too:
+//!
+//! - **A discontinuity within rounding distance** ([`on_boundary`]): a discontinuous op whose
+//!   input lies within its *margin* of a jump (the margin is how far rounding alone can move
+//!   that input: [`super::precision`] derives it from the legal evaluations of the graph). An
+//!   ArgMax/ArgMin near-tie, a Floor/Ceil/Cast-to-integer input next to an integer, a Round
+//!   (or QuantizeLinear quotient) next to a half, a Mod quotient next to an integer (the
+//!   result jumps between 0 and the divisor), a comparison between nearly equal values, a
+//!   Sign input next to zero, an input next to the edge of an op's domain (Sqrt, Log, Pow and
+//!   Reciprocal near 0, a divisor near 0, Asin/Acos/Atanh near ±1, Acosh near 1), and a
+//!   nearest-mode Resize whose source coordinate sits on a rounding boundary.
+//! - **Behaviour the ONNX specification leaves undefined** ([`undefined`]), each rule citing
+//!   the sentence (or the silence) it rests on.
 
-use super::RefError;
+use super::{numeric, resize, with_args, RefError};
+use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::{AttrValue, ConstInput};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use tch::{Kind, Tensor};
 
-/// Relative distance to a boundary below which an input counts as on it, per float dtype
-/// (the oracle's tolerances).
-fn margin(dtype: DType) -> f64 {
-    crate::oracle::tolerance(dtype).1.max(1e-6)
-}
+/// The absolute margin (elementwise, as `f64`) of a value: how far rounding alone can move
+/// it from the value the rule reads.
+pub type Margin<'a> = &'a dyn Fn(ValueRef, &Tensor) -> Tensor;
 
 fn any(t: &Tensor) -> bool {
     t.any().int64_value(&[]) != 0
 }
 
-/// Whether `x` (float) holds a value within `m` (relative) of an integer, or of a half when
-/// `halves`.
-fn near_grid(x: &Tensor, m: f64, halves: bool) -> bool {
-    let x = x.to_kind(Kind::Double);
-    let shifted = if halves { &x - 0.5 } else { x.shallow_clone() };
+/// Whether some element of `x` lies within `margin` of a multiple of `step` offset by
+/// `offset` (the integers: step 1, offset 0; the halves: step 1, offset 0.5).
+fn near_grid(x: &Tensor, margin: &Tensor, offset: f64) -> bool {
+    let shifted = x - offset;
     let distance = (&shifted - shifted.round()).abs();
-    any(&distance.le_tensor(&(x.abs().clamp_min(1.0) * m)))
+    any(&distance.le_tensor(margin))
 }
 
-/// Whether op node `n` is on a boundary for the values computed.
-fn on_boundary(
+/// Whether op node `n` has an input within its margin of a discontinuity, for the values
+/// computed (float inputs only: integer inputs are exact).
+pub fn on_boundary(
     graph: &Graph,
     n: NodeIndex,
     values: &BTreeMap<ValueRef, Tensor>,
+    margin: Margin,
 ) -> Result<bool, RefError> {
     let NodeKind::Op(op) = &graph.node(n).kind else {
         return Ok(false);
     };
     let inputs = graph.inputs_of(n);
+    if op.op_type() == "Resize" {
+        return resize_ambiguous(graph, n, values);
+    }
     let Some(first) = inputs.first() else {
         return Ok(false);
     };
-    let dtype = graph.ty(*first).dtype;
-    if !dtype.is_float() {
+    if !graph.ty(*first).dtype.is_float() {
         return Ok(false);
     }
-    let m = margin(dtype);
-    let x = &values[first];
+    let x = values[first].to_kind(Kind::Double);
+    let mx = margin(*first, &x);
+    let second = || {
+        let y = values[&inputs[1]].to_kind(Kind::Double);
+        let my = margin(inputs[1], &y);
+        (y, my)
+    };
     let out_dtype = graph.node(n).outputs[0].dtype;
     Ok(match op.op_type() {
-        "Floor" | "Ceil" => near_grid(x, m, false),
-        "Round" => near_grid(x, m, true),
+        "Floor" | "Ceil" => near_grid(&x, &mx, 0.0),
+        "Round" => near_grid(&x, &mx, 0.5),
         "QuantizeLinear" => {
             let scale = match op.attrs.consts.first() {
                 Some(ConstInput::Scalar(_, scale)) => *scale,
                 _ => 1.0,
             };
-            near_grid(&(x / scale), m, true)
+            near_grid(&(&x / scale), &(&mx / scale.abs()), 0.5)
         }
-        "Cast" => !out_dtype.is_float() && near_grid(x, m, false),
-        "Sign" => any(&x.abs().le(m)),
+        // Truncation jumps at every integer; a float cast to bool jumps at zero.
+        "Cast" if out_dtype == DType::Bool => any(&x.abs().le_tensor(&mx)),
+        "Cast" => !out_dtype.is_float() && near_grid(&x, &mx, 0.0),
+        "Sign" => any(&x.abs().le_tensor(&mx)),
         // Domain edges: a value computed by cancellation can land on either side of them
         // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
-        "Sqrt" | "Log" | "Reciprocal" | "Pow" => any(&x.abs().le(m)),
-        "Div" | "Mod" => {
-            let y = &values[&inputs[1]];
-            y.is_floating_point() && any(&y.abs().le(m))
+        "Sqrt" | "Log" | "Reciprocal" | "Pow" => any(&x.abs().le_tensor(&mx)),
+        "Div" => {
+            let (y, my) = second();
+            any(&y.abs().le_tensor(&my))
         }
-        "Asin" | "Acos" | "Atanh" => any(&(x.abs() - 1.0).abs().le(m)),
-        "Acosh" => any(&(x - 1.0).abs().le(m)),
+        "Mod" => {
+            // x mod y jumps by |y| where x / y crosses an integer; near there either side is
+            // a correct rounding of the exact value.
+            let (y, my) = second();
+            let q = (&x / &y).round();
+            let distance = (&x - &q * &y).abs();
+            let slack = &mx + q.abs() * &my;
+            any(&y.abs().le_tensor(&my)) || any(&distance.le_tensor(&slack))
+        }
+        "Asin" | "Acos" | "Atanh" => any(&(x.abs() - 1.0).abs().le_tensor(&mx)),
+        "Acosh" => any(&(&x - 1.0).abs().le_tensor(&mx)),
         "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "Equal" => {
-            let y = &values[&inputs[1]];
-            let (a, b) = (x.to_kind(Kind::Double), y.to_kind(Kind::Double));
-            let scale = a.abs().maximum(&b.abs()).clamp_min(1.0) * m;
-            any(&(&a - &b).abs().le_tensor(&scale))
+            let (y, my) = second();
+            any(&(&x - &y).abs().le_tensor(&(mx + my)))
         }
         "ArgMax" | "ArgMin" => {
             let axis = match op.attrs.get("axis") {
@@ -90,26 +116,253 @@ fn on_boundary(
                 false
             } else {
                 let largest = op.op_type() == "ArgMax";
-                let (top, _) = x.to_kind(Kind::Double).f_topk(2, axis, largest, true)?;
+                let (top, _) = x.f_topk(2, axis, largest, true)?;
                 let gap = (top.select(axis, 0) - top.select(axis, 1)).abs();
-                let scale = top.select(axis, 0).abs().clamp_min(1.0) * m;
-                any(&gap.le_tensor(&scale))
+                // Twice the widest margin along the axis: both contenders may move.
+                let widest = mx.broadcast_to(x.size()).f_amax([axis].as_slice(), false)?;
+                any(&gap.le_tensor(&(widest * 2.0)))
             }
         }
         _ => false,
     })
 }
 
-/// The op nodes of `graph` that are fragile for the computed `values`: on a boundary
-/// themselves, or downstream of one that is.
+/// Whether a nearest-mode Resize picks a source index from a coordinate that sits on a
+/// rounding boundary: the exact coordinate is an integer (or a tie), and a compiler that
+/// computes it in `float` legitimately lands on either side.
+fn resize_ambiguous(
+    graph: &Graph,
+    n: NodeIndex,
+    values: &BTreeMap<ValueRef, Tensor>,
+) -> Result<bool, RefError> {
+    let NodeKind::Op(op) = &graph.node(n).kind else {
+        return Ok(false);
+    };
+    let parts = node_parts(op);
+    let data = graph.inputs_of(n);
+    let mut inputs: Vec<Option<Tensor>> = data
+        .iter()
+        .map(|v| Some(values[v].shallow_clone()))
+        .collect();
+    let mut dtypes: Vec<Option<DType>> = data.iter().map(|v| Some(graph.ty(*v).dtype)).collect();
+    for c in &parts.consts {
+        dtypes.push(c.as_ref().map(|t| t.data.dtype()));
+        inputs.push(c.as_ref().map(super::convert::to_tch));
+    }
+    let out: Vec<DType> = graph.node(n).outputs.iter().map(|t| t.dtype).collect();
+    with_args(
+        parts.op_type,
+        parts.attrs,
+        inputs,
+        dtypes,
+        &out,
+        resize::nearest_ambiguous,
+    )
+}
+
+/// The range of an integer dtype as `f64`.
+fn int_range(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
+        DType::U16 => (0.0, u16::MAX as f64),
+        DType::U32 => (0.0, u32::MAX as f64),
+        DType::U64 => (0.0, u64::MAX as f64),
+        _ => (f64::NEG_INFINITY, f64::INFINITY),
+    }
+}
+
+/// Ops that accumulate many terms: a kernel may accumulate them in a wider type, saturate or
+/// wrap, so an intermediate that leaves the type's range is left open.
+const ACCUMULATING: &[&str] = &[
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceProd",
+    "ReduceSumSquare",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSumExp",
+    "MatMul",
+    "Gemm",
+    "Conv",
+    "Sum",
+    "Mean",
+];
+
+/// Why op node `n` computes something the ONNX specification leaves undefined, for the
+/// values computed: `Some(rule)` names the rule, `None` when the node is defined.
+pub fn undefined(
+    graph: &Graph,
+    n: NodeIndex,
+    values: &BTreeMap<ValueRef, Tensor>,
+) -> Result<Option<&'static str>, RefError> {
+    let NodeKind::Op(op) = &graph.node(n).kind else {
+        return Ok(None);
+    };
+    let inputs = graph.inputs_of(n);
+    let Some(first) = inputs.first() else {
+        return Ok(None);
+    };
+    let in_dtype = graph.ty(*first).dtype;
+    let out_dtype = graph.node(n).outputs[0].dtype;
+    let exact = |i: usize| -> Result<Tensor, RefError> {
+        let v = inputs[i];
+        let t = &values[&v];
+        let d = graph.ty(v).dtype;
+        if d.is_float() {
+            Ok(t.f_to_kind(Kind::Double)?)
+        } else {
+            numeric::to_double(t, d)
+        }
+    };
+    let outside = |t: &Tensor, dtype: DType| {
+        let (lo, hi) = int_range(dtype);
+        any(&t.lt(lo)) || any(&t.gt(hi))
+    };
+    let op_type = op.op_type();
+    Ok(match op_type {
+        // Cast: "Casting from floating point to fixed point: undefined if OOR" (out of range).
+        "Cast" if in_dtype.is_float() && out_dtype.is_int() => {
+            let t = exact(0)?.f_trunc()?;
+            outside(&t, out_dtype).then_some("Cast: float to integer out of range is undefined")
+        }
+        // BitShift: the operator text is silent on shift amounts of the bit width or more,
+        // which the C++ every kernel is written in leaves undefined.
+        "BitShift" => {
+            let width = (in_dtype.width() * 8) as f64;
+            let amount = exact(1)?;
+            (any(&amount.ge(width)) || any(&amount.lt(0.0)))
+                .then_some("BitShift: shift amount of the bit width or more")
+        }
+        // Signed overflow: the arithmetic operators do not say what overflow gives, and the
+        // C++ of every kernel (and LLVM's `nsw` arithmetic) leaves signed overflow undefined.
+        // Unsigned arithmetic is modular in C++ and agrees with Cast's "discard higher bits".
+        "Add" | "Sub" | "Mul" | "Div" | "Neg" | "Abs" | "Mod"
+            if in_dtype.is_int() && !in_dtype.is_unsigned() =>
+        {
+            let exact_result = match op_type {
+                "Add" => exact(0)? + exact(1)?,
+                "Sub" => exact(0)? - exact(1)?,
+                "Mul" => exact(0)? * exact(1)?,
+                // MIN / -1 and MIN % -1 are the only overflowing quotients.
+                "Div" | "Mod" => exact(0)?.f_div(&exact(1)?)?,
+                "Neg" => -exact(0)?,
+                _ => exact(0)?.abs(),
+            };
+            outside(&exact_result, in_dtype).then_some("signed integer overflow")
+        }
+        // AveragePool: with `count_include_pad = 0` a window of padding only averages no
+        // element (0 / 0); the operator text gives no value for it.
+        "AveragePool" if all_padding_window(op, &graph.ty(*first).shape) => {
+            Some("AveragePool: a window of padding only with count_include_pad = 0")
+        }
+        // Accumulation overflow: the bound is the op on magnitudes (on max(|x|, 1) for
+        // products), which bounds every partial sum or product a kernel may form.
+        _ if ACCUMULATING.contains(&op_type) && in_dtype.is_int() => {
+            let parts = node_parts(op);
+            let mut bounded: Vec<Option<Tensor>> = Vec::new();
+            let mut dtypes: Vec<Option<DType>> = Vec::new();
+            for (i, v) in inputs.iter().enumerate() {
+                let magnitude = exact(i)?.abs();
+                let magnitude = match op_type {
+                    "ReduceProd" => magnitude.clamp_min(1.0),
+                    "ReduceLogSumExp" => magnitude.exp(),
+                    _ => magnitude,
+                };
+                bounded.push(Some(magnitude));
+                dtypes.push(Some(if graph.ty(*v).dtype.is_int() {
+                    DType::F64
+                } else {
+                    graph.ty(*v).dtype
+                }));
+            }
+            for c in &parts.consts {
+                dtypes.push(c.as_ref().map(|t| t.data.dtype()));
+                bounded.push(c.as_ref().map(super::convert::to_tch));
+            }
+            let bound_op = match op_type {
+                "ReduceL2" => "ReduceSumSquare",
+                "ReduceLogSumExp" => "ReduceSum",
+                other => other,
+            };
+            let outs = vec![DType::F64; graph.node(n).outputs.len().min(1)];
+            let bound =
+                super::apply_typed(bound_op, parts.attrs, &bounded, &dtypes, &outs)?.remove(0);
+            outside(&bound, out_dtype).then_some("integer accumulation overflow")
+        }
+        _ => None,
+    })
+}
+
+/// Whether an AveragePool that excludes padding from its counts has a window (along some
+/// spatial axis) whose taps all fall into the padding.
+fn all_padding_window(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
+    let int = |name: &str| match op.attrs.get(name) {
+        Some(AttrValue::Int(v)) => Some(*v),
+        _ => None,
+    };
+    let ints = |name: &str| match op.attrs.get(name) {
+        Some(AttrValue::Ints(v)) => Some(v.clone()),
+        _ => None,
+    };
+    if int("count_include_pad").unwrap_or(0) != 0 || x.len() < 3 {
+        return false;
+    }
+    let spatial = &x[2..];
+    let n = spatial.len();
+    let kernel = ints("kernel_shape").unwrap_or_default();
+    let strides = ints("strides").unwrap_or_else(|| vec![1; n]);
+    let pads = ints("pads").unwrap_or_else(|| vec![0; 2 * n]);
+    let dilations = ints("dilations").unwrap_or_else(|| vec![1; n]);
+    let ceil = int("ceil_mode").unwrap_or(0) == 1;
+    (0..n).any(|i| {
+        let (Some(k), Some(s), Some(d)) = (kernel.get(i), strides.get(i), dilations.get(i)) else {
+            return false;
+        };
+        let (pb, pe) = (
+            pads.get(i).copied().unwrap_or(0),
+            pads.get(n + i).copied().unwrap_or(0),
+        );
+        let len = spatial[i] as i64;
+        let span = len + pb + pe - (d * (k - 1) + 1);
+        if span < 0 || *s < 1 {
+            return false;
+        }
+        let out = if ceil {
+            (span + s - 1) / s + 1
+        } else {
+            span / s + 1
+        };
+        (0..out).any(|o| {
+            let start = o * s - pb;
+            (0..*k).all(|j| !(0..len).contains(&(start + j * d)))
+        })
+    })
+}
+
+/// The op nodes of `graph` that are fragile for the computed `values` under `margin`: on a
+/// boundary or undefined themselves, downstream of one that is, or listed in `seeds`.
 pub fn fragile_nodes(
     graph: &Graph,
     values: &BTreeMap<ValueRef, Tensor>,
+    margin: Margin,
+    seeds: &BTreeSet<NodeIndex>,
 ) -> Result<BTreeSet<NodeIndex>, RefError> {
     let mut fragile: BTreeSet<NodeIndex> = BTreeSet::new();
     for n in graph.topo_order() {
-        let tainted = graph.inputs_of(n).iter().any(|v| fragile.contains(&v.node));
-        if tainted || tch::no_grad(|| on_boundary(graph, n, values))? {
+        let tainted =
+            seeds.contains(&n) || graph.inputs_of(n).iter().any(|v| fragile.contains(&v.node));
+        if tainted
+            || tch::no_grad(|| -> Result<bool, RefError> {
+                Ok(
+                    undefined(graph, n, values)?.is_some()
+                        || on_boundary(graph, n, values, margin)?,
+                )
+            })?
+        {
             fragile.insert(n);
         }
     }
@@ -119,43 +372,104 @@ pub fn fragile_nodes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::TensorType;
+    use crate::ops::{spec_id, Attrs, Sig};
+
+    fn fixed(m: f64) -> impl Fn(ValueRef, &Tensor) -> Tensor {
+        move |_, x: &Tensor| x.abs().clamp_min(1.0) * m
+    }
 
     #[test]
-    fn grid_and_tie_checks() {
-        let m = 1e-3;
+    fn grid_checks() {
+        let m = Tensor::from(1e-3f64);
         assert!(near_grid(
-            &Tensor::from_slice(&[0.3f32, 2.0000001]),
-            m,
-            false
+            &Tensor::from_slice(&[0.3f64, 2.0000001]),
+            &m,
+            0.0
         ));
-        assert!(!near_grid(&Tensor::from_slice(&[0.3f32, 2.4]), m, false));
-        assert!(near_grid(&Tensor::from_slice(&[1.5f32]), m, true));
-        assert!(!near_grid(&Tensor::from_slice(&[1.0f32]), m, true));
+        assert!(!near_grid(&Tensor::from_slice(&[0.3f64, 2.4]), &m, 0.0));
+        assert!(near_grid(&Tensor::from_slice(&[1.5f64]), &m, 0.5));
+        assert!(!near_grid(&Tensor::from_slice(&[1.0f64]), &m, 0.5));
+    }
+
+    /// A graph `op(x[, y])` on `dtype` with the given input values: whether its node is on a
+    /// boundary (with a 1e-3 relative margin) and whether it is undefined.
+    fn judge(op: &str, dtype: DType, xs: Vec<Tensor>) -> (bool, bool) {
+        let t = TensorType::new(dtype, vec![xs[0].numel()]);
+        let mut g = Graph::new();
+        let mut values = BTreeMap::new();
+        let mut refs = Vec::new();
+        for x in xs {
+            let leaf = g.add_leaf(NodeKind::Input, t.clone());
+            let v = ValueRef {
+                node: leaf,
+                output: 0,
+            };
+            values.insert(v, x);
+            refs.push(v);
+        }
+        let node = crate::ir::graph::OpNode {
+            spec: spec_id(op).unwrap(),
+            sig: Sig::uniform(dtype, refs.len()),
+            attrs: Attrs::default(),
+        };
+        let n = g.add_op(node, vec![t], &refs);
+        let m = fixed(1e-3);
+        (
+            on_boundary(&g, n, &values, &m).unwrap(),
+            undefined(&g, n, &values).unwrap().is_some(),
+        )
     }
 
     #[test]
     fn values_at_a_domain_edge_are_fragile() {
-        use crate::ir::{Graph, TensorType};
-        use crate::ops::{spec_id, Attrs, Sig};
-        let edge = |op: &str, v: f32| {
-            let t = TensorType::new(DType::F32, vec![2]);
-            let mut g = Graph::new();
-            let x = g.add_leaf(NodeKind::Input, t.clone());
-            let xv = ValueRef { node: x, output: 0 };
-            let node = crate::ir::graph::OpNode {
-                spec: spec_id(op).unwrap(),
-                sig: Sig::uniform(DType::F32, 1),
-                attrs: Attrs::default(),
-            };
-            let n = g.add_op(node, vec![t], &[xv]);
-            let values = BTreeMap::from([(xv, Tensor::from_slice(&[0.5f32, v]))]);
-            on_boundary(&g, n, &values).unwrap()
-        };
-        assert!(edge("Sqrt", 1e-7));
-        assert!(!edge("Sqrt", 0.25));
-        assert!(edge("Asin", -0.99999));
-        assert!(!edge("Asin", 0.9));
-        assert!(edge("Acosh", 1.0000001));
-        assert!(!edge("Acosh", 1.5));
+        let f = |v: &[f32]| vec![Tensor::from_slice(v)];
+        assert!(judge("Sqrt", DType::F32, f(&[0.5, 1e-7])).0);
+        assert!(!judge("Sqrt", DType::F32, f(&[0.5, 0.25])).0);
+        assert!(judge("Asin", DType::F32, f(&[0.5, -0.99999])).0);
+        assert!(!judge("Asin", DType::F32, f(&[0.5, 0.9])).0);
+        assert!(judge("Acosh", DType::F32, f(&[0.5, 1.0000001])).0);
+        assert!(!judge("Acosh", DType::F32, f(&[0.5, 1.5])).0);
+    }
+
+    #[test]
+    fn a_mod_quotient_next_to_an_integer_is_fragile() {
+        let xy = |x: f32, y: f32| vec![Tensor::from_slice(&[x]), Tensor::from_slice(&[y])];
+        // 3.0000001 / 1.5 is just above 2: the result jumps between ~0 and ~1.5.
+        assert!(judge("Mod", DType::F32, xy(3.000_000_1, 1.5)).0);
+        assert!(!judge("Mod", DType::F32, xy(3.7, 1.5)).0);
+    }
+
+    #[test]
+    fn undefined_behaviour_is_recognized() {
+        let ints = |v: &[i64]| Tensor::from_slice(v);
+        // int8 overflow: 100 + 100.
+        let add = vec![
+            ints(&[100]).to_kind(Kind::Int8),
+            ints(&[100]).to_kind(Kind::Int8),
+        ];
+        assert!(judge("Add", DType::I8, add).1);
+        let fine = vec![
+            ints(&[100]).to_kind(Kind::Int8),
+            ints(&[-100]).to_kind(Kind::Int8),
+        ];
+        assert!(!judge("Add", DType::I8, fine).1);
+        // Unsigned wrap is modular and compared.
+        let sub = vec![
+            ints(&[1]).to_kind(Kind::Uint8),
+            ints(&[2]).to_kind(Kind::Uint8),
+        ];
+        assert!(!judge("Sub", DType::U8, sub).1);
+        // A u8 shift by 8 or more.
+        let shift = vec![
+            ints(&[1]).to_kind(Kind::Uint8),
+            ints(&[9]).to_kind(Kind::Uint8),
+        ];
+        assert!(judge("BitShift", DType::U8, shift).1);
+        let shift = vec![
+            ints(&[1]).to_kind(Kind::Uint8),
+            ints(&[7]).to_kind(Kind::Uint8),
+        ];
+        assert!(!judge("BitShift", DType::U8, shift).1);
     }
 }

@@ -2,6 +2,7 @@
 //! order, with each node's constant operands built exactly as the ONNX emitter builds them
 //! ([`crate::emit::onnx::node_parts`]).
 
+use super::precision::{Envelope, Precision};
 use super::{apply_typed, convert, RefError};
 use crate::emit::onnx::{node_parts, OnnxModel};
 use crate::gen::TestCase;
@@ -98,6 +99,9 @@ pub fn apply_node(
     })
 }
 
+/// A reference run's outputs, fragility marks and envelope.
+type Judged = (Vec<Tensor>, Vec<bool>, Envelope);
+
 /// The reference backend: runs a generated test case on libtorch eager with ONNX semantics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TorchReference;
@@ -123,6 +127,7 @@ impl TorchReference {
                 let run = ReferenceRun {
                     outputs: Err(e.to_string()),
                     fragile: Vec::new(),
+                    envelope: None,
                 };
                 return (run, Err(e));
             }
@@ -135,31 +140,33 @@ impl TorchReference {
         (run, profile)
     }
 
-    /// The outputs and fragility marks of `model` from evaluated `values`.
+    /// The outputs, fragility marks and precision envelope of `model` from evaluated
+    /// `values` ([`Precision`]).
     fn judged(
         case: &TestCase,
         model: &OnnxModel,
         values: &BTreeMap<ValueRef, tch::Tensor>,
-    ) -> Result<(Vec<Tensor>, Vec<bool>), RefError> {
-        let fragile = super::fragile::fragile_nodes(&case.graph, values)?;
+    ) -> Result<Judged, RefError> {
         let outputs = Self::collect_outputs(values, model)?;
-        let marks = model
-            .outputs
-            .iter()
-            .map(|(v, _)| fragile.contains(&v.node))
-            .collect();
-        Ok((outputs, marks))
+        let envelope = Envelope::new(
+            Precision::analyze(case, values)?,
+            model.outputs.iter().map(|(v, _)| *v).collect(),
+        );
+        let marks = (0..outputs.len()).map(|i| envelope.fragile(i)).collect();
+        Ok((outputs, marks, envelope))
     }
 
-    fn reference_run(run: Result<(Vec<Tensor>, Vec<bool>), RefError>) -> ReferenceRun {
+    fn reference_run(run: Result<Judged, RefError>) -> ReferenceRun {
         match run {
-            Ok((outputs, fragile)) => ReferenceRun {
+            Ok((outputs, fragile, envelope)) => ReferenceRun {
                 outputs: Ok(outputs),
                 fragile,
+                envelope: Some(envelope),
             },
             Err(e) => ReferenceRun {
                 outputs: Err(e.to_string()),
                 fragile: Vec::new(),
+                envelope: None,
             },
         }
     }

@@ -24,8 +24,9 @@ mod layout;
 mod matmul;
 mod misc;
 mod norm;
-mod numeric;
+pub(crate) mod numeric;
 pub mod onnx_models;
+pub mod precision;
 mod quant;
 mod reduce;
 mod resize;
@@ -169,6 +170,25 @@ pub fn apply_typed(
         .zip(output_dtypes)
         .map(|(t, d)| convert::wrap(t, *d))
         .collect()
+}
+
+/// Calls `f` with the [`Args`] of one node (inputs as given, no float16 widening): for
+/// analyses that read a node's attributes and shapes the way its op family does.
+pub(crate) fn with_args<R>(
+    op_type: &str,
+    attrs: &[(String, AttrValue<i64>)],
+    inputs: Vec<Option<Tensor>>,
+    dtypes: Vec<Option<DType>>,
+    out: &[DType],
+    f: impl FnOnce(&Args) -> R,
+) -> R {
+    f(&Args {
+        op: op_type,
+        attrs,
+        inputs,
+        dtypes,
+        out,
+    })
 }
 
 /// One node's inputs, attributes and output dtypes, as the op families read them.

@@ -147,10 +147,9 @@ fn apply_weights(t: &Tensor, axis: usize, w: &[f64], ax: &Axis) -> Result<Tensor
         .f_movedim([last], [axis as i64])?)
 }
 
-/// Runs `Resize`.
-pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
-    let x = a.x(0)?;
-    let size = x.size();
+/// The resampled axes of a `Resize` and how each is resampled.
+fn plan(a: &Args) -> Result<(Vec<usize>, Vec<Axis>), RefError> {
+    let size = a.x(0)?.size();
     let rank = size.len();
     let axes: Vec<usize> = match a.ints("axes") {
         Some(v) => v
@@ -200,6 +199,53 @@ pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
         }
         _ => return Err(a.fail("exactly one of scales and sizes, one entry per axis")),
     }
+    Ok((axes, plan))
+}
+
+/// Whether a nearest-mode `Resize` reads a source coordinate that lies on a rounding
+/// boundary of its `nearest_mode` (an integer for `floor`/`ceil`, a half for the round
+/// modes), within 1e-5 relative: a compiler that computes coordinates in `float` may land on
+/// either side, so the output is fragile. Linear and cubic modes are continuous in the
+/// coordinate and never are.
+pub(super) fn nearest_ambiguous(a: &Args) -> Result<bool, RefError> {
+    if a.string("mode", "nearest") != "nearest" {
+        return Ok(false);
+    }
+    let (_, plan) = plan(a)?;
+    let coords = a.string("coordinate_transformation_mode", "half_pixel");
+    let rounding = a.string("nearest_mode", "round_prefer_floor");
+    let offset = if rounding.starts_with("round") {
+        0.5
+    } else {
+        0.0
+    };
+    for ax in plan
+        .iter()
+        .filter(|ax| !(ax.output == ax.input && ax.scale == 1.0))
+    {
+        // With a power-of-two scale every way of computing a scale-based coordinate is
+        // exact, so a coordinate on a boundary is on it in every compiler.
+        let exact = coords != "align_corners"
+            && coords != "half_pixel_symmetric"
+            && ax.scale.log2().fract() == 0.0;
+        if exact {
+            continue;
+        }
+        for o in 0..ax.output {
+            let x = source(&coords, o as f64, ax).map_err(|e| a.unsupported(e))?;
+            let shifted = x - offset;
+            if (shifted - shifted.round()).abs() <= 1e-5 * x.abs().max(1.0) {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Runs `Resize`.
+pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
+    let x = a.x(0)?;
+    let (axes, plan) = plan(a)?;
     let mode = a.string("mode", "nearest");
     let coords = a.string("coordinate_transformation_mode", "half_pixel");
     let float = x.is_floating_point();

@@ -1,5 +1,8 @@
-//! `report.md` of one finding folder: what failed, where, how often, how small it got, and
-//! how to replay it with and without dlcfuzz.
+//! `report.md` of one finding folder, in the shape compiler issue trackers ask for (ONNX
+//! Runtime's bug template: describe the issue, to reproduce, urgency, environment; TVM's and
+//! tract's ask for the same facts): what is wrong, which spec text says what is right, how to
+//! reproduce it without dlcfuzz, whether the newest release still has it, and how often and
+//! how small the fuzzer saw it.
 
 use crate::campaign::finding::{read_count, Report};
 use crate::campaign::post::{read_reduction, Envelope, ORIGINAL_MODEL};
@@ -10,6 +13,19 @@ fn file_size(dir: &Path, name: &str) -> Option<u64> {
     std::fs::metadata(dir.join(name)).ok().map(|m| m.len())
 }
 
+/// A one-line title for the finding.
+fn title(report: &Report) -> String {
+    let f = &report.finding;
+    let what = report
+        .severity
+        .map_or_else(|| format!("{:?}", f.kind), |s| s.describe().to_string());
+    let culprit = match &report.culprits {
+        Some(Ok(c)) if !c.culprits.is_empty() => format!(" in {}", c.culprits.join(" + ")),
+        _ => String::new(),
+    };
+    format!("{}: {what}{culprit} at level `{}`", report.backend, f.level)
+}
+
 /// The markdown report of the finding in `dir`.
 pub fn markdown(dir: &Path) -> Result<String, String> {
     let report = Report::read(dir)?;
@@ -17,35 +33,33 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     let reduction = read_reduction(dir);
     let f = &report.finding;
     let mut md = String::new();
-    let _ = writeln!(md, "# {:?} finding\n", f.kind);
-    let _ = writeln!(md, "- **Signature:** `{}`", f.signature);
-    let _ = writeln!(md, "- **Kind:** {:?}; level `{}`", f.kind, f.level);
-    if let Some(blame) = f.blame {
-        let _ = writeln!(md, "- **Blame:** {blame:?}");
-    }
-    let _ = writeln!(md, "- **Backend:** {}", report.backend);
+    let _ = writeln!(md, "# {}\n", title(&report));
+    let _ = writeln!(md, "## Describe the issue\n");
     let _ = writeln!(
         md,
-        "- **dlcfuzz:** {} (decoder version {}); reference {}",
-        env!("CARGO_PKG_VERSION"),
-        envelope
-            .as_ref()
-            .map_or_else(|| "unknown".to_string(), |e| e.decoder_version.to_string()),
-        crate::reference::version()
+        "A valid ONNX model (op types: {}) {}.",
+        report.op_types,
+        match f.kind {
+            crate::oracle::FindingKind::Inconsistency => "computes a wrong result",
+            crate::oracle::FindingKind::Crash => "fails",
+            crate::oracle::FindingKind::Hang => "hangs",
+            crate::oracle::FindingKind::OutOfMemory => "exhausts memory",
+        }
     );
-    let _ = writeln!(md, "- **Hits:** {}", read_count(dir));
-    let _ = writeln!(md, "- **Op types:** {}", report.op_types);
-    if !report.spliced.is_empty() {
-        let names: Vec<&str> = report.spliced.iter().map(|s| s.pattern.as_str()).collect();
-        let _ = writeln!(md, "- **Spliced patterns:** {}", names.join(", "));
+    if let Some(severity) = report.severity {
+        let _ = writeln!(md, "\n- **Severity:** {}", severity.describe());
+    }
+    let _ = writeln!(md, "- **Optimization level:** `{}`", f.level);
+    if let Some(blame) = f.blame {
+        let _ = writeln!(md, "- **Side at fault:** {blame:?}");
     }
     match &report.culprits {
         Some(Ok(c)) => {
             let _ = writeln!(
                 md,
-                "- **Culprit passes:** {} (lowest level `{}`, {} sessions{})",
+                "- **Culprit (bisected):** {} (lowest level `{}`, {} sessions{})",
                 if c.culprits.is_empty() {
-                    "none needed".to_string()
+                    "no single transformer: disabling none of them removes it".to_string()
                 } else {
                     c.culprits.join(", ")
                 },
@@ -58,26 +72,61 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
             );
         }
         Some(Err(why)) => {
-            let _ = writeln!(md, "- **Culprit passes:** not found ({why})");
+            let _ = writeln!(md, "- **Culprit:** not bisected ({why})");
         }
         None => {}
     }
-    let _ = writeln!(md, "\n## Size\n");
+    match &report.newest {
+        Some(Ok(check)) => {
+            let _ = writeln!(
+                md,
+                "- **Newest release:** {} on {} (`repro.py` re-run without dlcfuzz)",
+                if check.live {
+                    "still live"
+                } else {
+                    "does not reproduce"
+                },
+                check.version
+            );
+        }
+        Some(Err(why)) => {
+            let _ = writeln!(md, "- **Newest release:** not re-checked ({why})");
+        }
+        None => {}
+    }
+    if let Some(spec) = &report.spec {
+        let _ = writeln!(md, "\n### Expected behaviour\n\n{spec}");
+    }
+    let _ = writeln!(
+        md,
+        "\n### Actual behaviour\n\n```\n{}\n```",
+        f.detail.trim()
+    );
+    let _ = writeln!(md, "\n## To reproduce\n");
+    if dir.join("repro.py").exists() {
+        let _ = writeln!(
+            md,
+            "`model.onnx` and `repro.py` in this folder; the script needs only the compiler's \
+             Python package and numpy, embeds the inputs and the exact expected outputs, and \
+             exits with 1 when the bug shows:\n\n```\npython3 repro.py\n```\n"
+        );
+    }
     match &reduction {
         Some(r) => {
             let _ = writeln!(
                 md,
-                "Reduced from {} to {} operator nodes (ratio {:.2}) in {} candidate runs, {:.1} s{}.",
+                "The model was reduced from {} to {} operator nodes (ratio {:.2}) in {} \
+                 candidate runs, {:.1} s{}; model bytes: {} original, {} minimized.\n",
                 r.original_nodes,
                 r.reduced_nodes,
                 r.ratio(),
                 r.tests,
                 r.seconds,
-                if r.out_of_budget { ", budget exhausted" } else { "" }
-            );
-            let _ = writeln!(
-                md,
-                "Model bytes: {} original, {} minimized.",
+                if r.out_of_budget {
+                    ", budget exhausted"
+                } else {
+                    ""
+                },
                 file_size(dir, ORIGINAL_MODEL).map_or("?".into(), |b| b.to_string()),
                 file_size(dir, "model.onnx").map_or("?".into(), |b| b.to_string())
             );
@@ -85,22 +134,47 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         None => {
             let _ = writeln!(
                 md,
-                "Not reduced: {} operator nodes, {} model bytes.",
+                "Not reduced: {} operator nodes, {} model bytes.\n",
                 report.nodes,
                 file_size(dir, "model.onnx").map_or("?".into(), |b| b.to_string())
             );
         }
     }
-    let _ = writeln!(md, "\n## Reproduce\n");
-    if dir.join("repro.py").exists() {
-        let _ = writeln!(
-            md,
-            "Without dlcfuzz (needs only the backend's Python package and numpy):\n\n```\npython3 repro.py\n```\n"
-        );
+    if !report.spliced.is_empty() {
+        let names: Vec<&str> = report.spliced.iter().map(|s| s.pattern.as_str()).collect();
+        let _ = writeln!(md, "Optimizer patterns spliced in: {}.\n", names.join(", "));
     }
+    let _ = writeln!(md, "## Urgency\n");
     let _ = writeln!(
         md,
-        "With dlcfuzz, from the saved fuzz input{}:\n\n```\n{}\n```\n",
+        "Found by fuzzing; the fuzzer hit this signature in {} test(s).\n",
+        read_count(dir)
+    );
+    let _ = writeln!(md, "## Environment\n");
+    let _ = writeln!(
+        md,
+        "- Compiler: {} (released package; Python API; CPU)",
+        report.backend
+    );
+    let _ = writeln!(
+        md,
+        "- Platform: {} {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    let _ = writeln!(
+        md,
+        "- Found by dlcfuzz {} (decoder version {}), reference {}",
+        env!("CARGO_PKG_VERSION"),
+        envelope
+            .as_ref()
+            .map_or_else(|| "unknown".to_string(), |e| e.decoder_version.to_string()),
+        crate::reference::version()
+    );
+    let _ = writeln!(md, "- Signature: `{}`", f.signature);
+    let _ = writeln!(
+        md,
+        "\nReplay with dlcfuzz, from the saved fuzz input{}:\n\n```\n{}\n```",
         if reduction.is_some() {
             " (the edits in reduction.json are applied)"
         } else {
@@ -108,7 +182,6 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         },
         report.replay
     );
-    let _ = writeln!(md, "## Detail\n\n```\n{}\n```", f.detail.trim());
     Ok(md)
 }
 

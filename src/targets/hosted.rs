@@ -35,7 +35,7 @@ pub fn stage_failure(backend: &str, level: &str, error: &PyError) -> Verdict {
             error.headline()
         ))),
         PyOutcome::Environment => panic!(
-            "the Python host's environment is broken ({}): run scripts/setup.sh\n{}",
+            "the Python host's environment is broken ({}): run `scripts/setup.sh --python-compilers`\n{}",
             error.headline(),
             error.detail()
         ),

@@ -33,11 +33,24 @@ pub struct ProgramTest {
     pub expected: Vec<Tensor>,
     /// Outputs never compared (ties, boundaries).
     pub fragile: Vec<bool>,
+    /// How far rounding alone can move each output (`None` when the analysis failed).
+    pub envelope: Option<crate::reference::precision::Envelope>,
     /// Sorted op types, for signatures.
     pub ops: String,
 }
 
 impl ProgramTest {
+    /// Whether `got` is wrong where `want` (a run already judged right, or the reference) is
+    /// right: with the precision envelope, `got` strays from the exact result farther than
+    /// rounding explains; without it, the fixed tolerances against `want`. Fragile outputs
+    /// are never compared.
+    pub fn deviation(&self, want: &[Tensor], got: &[Tensor]) -> Option<String> {
+        match &self.envelope {
+            Some(env) => env.deviation(got).map(|(k, d)| format!("output {k}: {d}")),
+            None => crate::targets::torch_compile::mismatch(want, got, &self.fragile),
+        }
+    }
+
     /// The parameters' values, in call order.
     pub fn inputs(&self) -> Vec<&Tensor> {
         self.program
@@ -93,6 +106,7 @@ impl ProgramSource {
             applied,
             expected,
             fragile: reference.fragile,
+            envelope: reference.envelope,
             ops,
         })
     }

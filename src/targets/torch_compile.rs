@@ -158,7 +158,7 @@ impl TorchCompileHarness {
             }
             None => return Verdict::Skipped(Skip::Invalid("no eager run".into())),
         };
-        if let Some(detail) = mismatch(&test.expected, &eager, &test.fragile) {
+        if let Some(detail) = test.deviation(&test.expected, &eager) {
             return Verdict::Skipped(Skip::Invalid(format!(
                 "eager Python differs from the graph reference: {detail}"
             )));
@@ -168,7 +168,7 @@ impl TorchCompileHarness {
                 Run::Failed(e) => return stage_failure(BACKEND, &name, &e),
                 Run::Outputs(o) => o,
             };
-            if let Some(detail) = mismatch(&eager, &outputs, &test.fragile) {
+            if let Some(detail) = test.deviation(&eager, &outputs) {
                 let component = self.localize(source, test, dynamic, &name, &eager);
                 let mode = if dynamic { "dynamic" } else { "static" };
                 return Verdict::Found(Finding {
@@ -203,7 +203,7 @@ impl TorchCompileHarness {
         };
         let same_call = name.replacen("inductor", "aot_eager", 1);
         match runs.iter().find(|(n, _)| *n == same_call) {
-            Some((_, Run::Outputs(o))) if mismatch(eager, o, &test.fragile).is_none() => "inductor",
+            Some((_, Run::Outputs(o))) if test.deviation(eager, o).is_none() => "inductor",
             Some((_, Run::Outputs(_))) => "dynamo-or-aot",
             _ => "unlocalized",
         }

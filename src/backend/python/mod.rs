@@ -312,7 +312,7 @@ impl PythonHost {
         for m in modules {
             if versions[m].is_null() {
                 return Err(format!(
-                    "the Python host cannot import {m} from {} ({}): run scripts/setup.sh, which installs torch==2.13.0 and apache-tvm==0.27.0.post1 there",
+                    "the Python host cannot import {m} from {} ({}): run `scripts/setup.sh --python-compilers`, which installs torch==2.15.0 and apache-tvm==0.27.0.post1 there",
                     self.config.pythonpath.display(),
                     versions[format!("{m}_error")].as_str().unwrap_or("unknown error"),
                 ));

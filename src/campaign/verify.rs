@@ -1,0 +1,214 @@
+//! What makes a finding's report stand on its own: its severity class, the specification
+//! text its expected result rests on, and whether it still reproduces on the newest release
+//! of the compiler (its `repro.py` re-run there, without dlcfuzz).
+
+use crate::oracle::{Blame, Finding, FindingKind};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+/// How bad a finding is for a compiler's users, in the terms issue templates ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Severity {
+    /// The compiler returns wrong values (or shapes) without an error.
+    SilentWrongResult,
+    /// The process dies (segfault, abort) on a valid model.
+    CrashOnValidModel,
+    /// A valid model that runs unoptimized is refused or fails with an error when optimized
+    /// (or when rewritten without changing its meaning).
+    ValidModelRejected,
+    /// An internal assertion instead of a clean error, a hang, or runaway memory.
+    Robustness,
+}
+
+impl Severity {
+    /// The class of `finding`.
+    pub fn of(finding: &Finding) -> Severity {
+        let unoptimized = matches!(
+            finding.level.as_str(),
+            "disable" | "typed" | "plain" | "level0"
+        );
+        match finding.kind {
+            FindingKind::Inconsistency => Severity::SilentWrongResult,
+            FindingKind::Hang | FindingKind::OutOfMemory => Severity::Robustness,
+            FindingKind::Crash if finding.signature.starts_with("assertion:") => {
+                Severity::Robustness
+            }
+            FindingKind::Crash if finding.level == "process" => Severity::CrashOnValidModel,
+            FindingKind::Crash if unoptimized => Severity::Robustness,
+            FindingKind::Crash => Severity::ValidModelRejected,
+        }
+    }
+
+    /// A phrase for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Severity::SilentWrongResult => "silent wrong result",
+            Severity::CrashOnValidModel => "crash on a valid model",
+            Severity::ValidModelRejected => "valid model rejected",
+            Severity::Robustness => "robustness",
+        }
+    }
+}
+
+/// The specification basis of a finding's expected result: the ONNX operator text for a
+/// wrong value localized to one op, the general rule for the rest.
+pub fn spec_basis(finding: &Finding) -> String {
+    let model_rule = "The model passes onnx.checker.check_model(full_check=True) at opset 19 \
+        and the unoptimized run accepts it, so every optimization level must run it and \
+        compute the function the ONNX operator specifications define for it.";
+    if let Some(op) = localized_op(&finding.signature) {
+        let text = operator_text(op).unwrap_or_else(|| "(onnx not importable)".into());
+        return format!("ONNX operator {op} (opset 19): {text}");
+    }
+    match finding.blame {
+        Some(Blame::Optimizer | Blame::OptimizerUnconfirmed | Blame::Ambiguous) => format!(
+            "{model_rule} Graph optimizations must preserve that function; the unoptimized \
+             run computes it within rounding, the optimized one does not."
+        ),
+        _ => model_rule.to_string(),
+    }
+}
+
+/// The op of a localized reference mismatch (`reference-mismatch:Op(sig)`).
+fn localized_op(signature: &str) -> Option<&str> {
+    let rest = signature.strip_prefix("reference-mismatch:")?;
+    let (op, _) = rest.split_once('(')?;
+    op.chars().all(|c| c.is_ascii_alphanumeric()).then_some(op)
+}
+
+/// The first paragraph of the ONNX specification of `op` (opset 19), from the `onnx` package
+/// in the project's Python environment.
+fn operator_text(op: &str) -> Option<String> {
+    let script = "import sys, onnx.defs as d\n\
+        doc = d.get_schema(sys.argv[1], 19).doc.strip()\n\
+        print(' '.join(doc.split('\\n\\n')[0].split()))";
+    let out = crate::paths::python()
+        .args(["-c", script, op])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The result of re-running a finding's `repro.py` against the newest release.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewestCheck {
+    /// The release it ran on.
+    pub version: String,
+    /// Whether the bug still shows there (the script exited with 1).
+    pub live: bool,
+    /// The script's last lines.
+    pub output: String,
+}
+
+/// Runs `dir/repro.py` with the newest ONNX Runtime (the wheel `scripts/setup.sh` keeps in
+/// [`crate::paths::deps_dir`], whatever release the campaign tested) and says whether the bug
+/// is still live there. `Err` when the script cannot run at all.
+pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
+    let script = dir.join("repro.py");
+    if !script.exists() {
+        return Err("no repro.py".into());
+    }
+    let mut child = crate::paths::python()
+        .arg(&script)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("python3: {e}"))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if std::time::Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("repro.py did not finish within 120 s".into());
+            }
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = text.lines().rev().take(6).collect();
+    let output = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+    let version = text
+        .lines()
+        .find_map(|l| l.strip_prefix("onnxruntime "))
+        .unwrap_or(crate::paths::ORT_NEWEST)
+        .trim()
+        .to_string();
+    match status.code() {
+        Some(0) => Ok(NewestCheck {
+            version,
+            live: false,
+            output,
+        }),
+        Some(1) => Ok(NewestCheck {
+            version,
+            live: true,
+            output,
+        }),
+        // A signal or another status: the process itself died, which a repro of a crash
+        // finding shows by dying.
+        _ if output.contains("Traceback") => Err(format!("repro.py failed:\n{output}")),
+        _ => Ok(NewestCheck {
+            version,
+            live: true,
+            output,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: FindingKind, level: &str, signature: &str) -> Finding {
+        Finding {
+            kind,
+            level: level.into(),
+            signature: signature.into(),
+            detail: String::new(),
+            blame: None,
+        }
+    }
+
+    #[test]
+    fn severity_follows_kind_and_level() {
+        use FindingKind::*;
+        assert_eq!(
+            Severity::of(&finding(Inconsistency, "all", "x")),
+            Severity::SilentWrongResult
+        );
+        assert_eq!(
+            Severity::of(&finding(Crash, "basic", "crash:basic:x")),
+            Severity::ValidModelRejected
+        );
+        assert_eq!(
+            Severity::of(&finding(Crash, "disable", "crash:disable:x")),
+            Severity::Robustness
+        );
+        assert_eq!(
+            Severity::of(&finding(Crash, "process", "crash:process:x")),
+            Severity::CrashOnValidModel
+        );
+        assert_eq!(
+            Severity::of(&finding(Hang, "process", "h")),
+            Severity::Robustness
+        );
+    }
+
+    #[test]
+    fn localized_mismatches_name_their_op() {
+        assert_eq!(
+            localized_op("reference-mismatch:Mod(i32,i32->i32)"),
+            Some("Mod")
+        );
+        assert_eq!(localized_op("reference-mismatch:all:Add,Mul"), None);
+        assert_eq!(localized_op("crash:basic:x"), None);
+    }
+}
