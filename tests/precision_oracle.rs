@@ -156,3 +156,41 @@ fn a_wrong_value_at_an_optimized_level_is_found() {
         "{found} of {comparable} wrong values found at `basic`"
     );
 }
+
+#[test]
+fn a_finding_repro_runs_without_dlcfuzz_and_judges_against_the_exact_result() {
+    // The skewed level is this test's own: real ONNX Runtime computes every level right, so
+    // the standalone reproducer, judging ORT's runs against the embedded exact results,
+    // must say "not reproduced" (exit status 0), and the newest-release check must agree.
+    let h = harness(Change::Bug);
+    let out = tempfile::tempdir().unwrap();
+    let mut written = 0;
+    for bytes in common::random_inputs(47, 80, 700) {
+        let run = h.test(&bytes);
+        let Verdict::Found(f) = &run.verdict else {
+            continue;
+        };
+        if run.envelope.is_none() {
+            continue;
+        }
+        let Some(dir) =
+            dlcfuzz::campaign::finding::write_new(out.path(), &bytes, &run, f, h.backend.as_ref())
+                .unwrap()
+        else {
+            continue;
+        };
+        let check = dlcfuzz::campaign::verify::recheck_on_newest(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        assert!(!check.live, "{}: {}", dir.display(), check.output);
+        assert!(
+            check.output.contains("unoptimized: right"),
+            "{}",
+            check.output
+        );
+        written += 1;
+        if written == 5 {
+            break;
+        }
+    }
+    assert_eq!(written, 5, "too few findings to check");
+}

@@ -183,7 +183,7 @@ Runs model.onnx with optimizations disabled and at level '{level_name}', and jud
 against EXPECTED: the exact result (every float computed in float64) with, per element, how
 far rounding alone can move it (ALLOWED, from dlcfuzz's precision analysis of every legal
 evaluation order and precision). Exit status 1 when the bug shows, 0 when it does not."""
-import os, sys
+import base64, os, sys
 import numpy as np
 import onnxruntime as ort
 

@@ -141,6 +141,10 @@ pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
         .unwrap_or(crate::paths::ORT_NEWEST)
         .trim()
         .to_string();
+    // Python exits with 1 on an uncaught exception too: a traceback means the script broke.
+    if !status.success() && text.contains("Traceback (most recent call last)") {
+        return Err(format!("repro.py failed:\n{output}"));
+    }
     match status.code() {
         Some(0) => Ok(NewestCheck {
             version,
@@ -154,7 +158,6 @@ pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
         }),
         // A signal or another status: the process itself died, which a repro of a crash
         // finding shows by dying.
-        _ if output.contains("Traceback") => Err(format!("repro.py failed:\n{output}")),
         _ => Ok(NewestCheck {
             version,
             live: true,
