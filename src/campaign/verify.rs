@@ -145,25 +145,13 @@ pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
     if !status.success() && text.contains("Traceback (most recent call last)") {
         return Err(format!("repro.py failed:\n{output}"));
     }
-    match status.code() {
-        Some(0) => Ok(NewestCheck {
-            version,
-            live: false,
-            output,
-        }),
-        Some(1) => Ok(NewestCheck {
-            version,
-            live: true,
-            output,
-        }),
-        // A signal or another status: the process itself died, which a repro of a crash
-        // finding shows by dying.
-        _ => Ok(NewestCheck {
-            version,
-            live: true,
-            output,
-        }),
-    }
+    // 0: not reproduced; 1: the bug shows; a signal or another status: the process itself
+    // died, which the reproducer of a crash finding shows by dying.
+    Ok(NewestCheck {
+        version,
+        live: status.code() != Some(0),
+        output,
+    })
 }
 
 #[cfg(test)]

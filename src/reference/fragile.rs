@@ -16,7 +16,9 @@
 //! - **Behaviour the ONNX specification leaves undefined** ([`undefined`]), each rule citing
 //!   the sentence (or the silence) it rests on.
 
-use super::{numeric, resize, with_args, RefError};
+use super::numeric::{self, int_range};
+use super::precision::ACCUMULATING;
+use super::{resize, with_args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::{AttrValue, ConstInput};
@@ -160,38 +162,6 @@ fn resize_ambiguous(
     )
 }
 
-/// The range of an integer dtype as `f64`.
-fn int_range(dtype: DType) -> (f64, f64) {
-    match dtype {
-        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
-        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
-        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
-        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
-        DType::U8 => (0.0, u8::MAX as f64),
-        DType::U16 => (0.0, u16::MAX as f64),
-        DType::U32 => (0.0, u32::MAX as f64),
-        DType::U64 => (0.0, u64::MAX as f64),
-        _ => (f64::NEG_INFINITY, f64::INFINITY),
-    }
-}
-
-/// Ops that accumulate many terms: a kernel may accumulate them in a wider type, saturate or
-/// wrap, so an intermediate that leaves the type's range is left open.
-const ACCUMULATING: &[&str] = &[
-    "ReduceSum",
-    "ReduceMean",
-    "ReduceProd",
-    "ReduceSumSquare",
-    "ReduceL1",
-    "ReduceL2",
-    "ReduceLogSumExp",
-    "MatMul",
-    "Gemm",
-    "Conv",
-    "Sum",
-    "Mean",
-];
-
 /// Why op node `n` computes something the ONNX specification leaves undefined, for the
 /// values computed: `Some(rule)` names the rule, `None` when the node is defined.
 pub fn undefined(
@@ -259,7 +229,9 @@ pub fn undefined(
         "AveragePool" if all_padding_window(op, &graph.ty(*first).shape) => {
             Some("AveragePool: a window of padding only with count_include_pad = 0")
         }
-        // Accumulation overflow: the bound is the op on magnitudes (on max(|x|, 1) for
+        // Accumulation overflow (a kernel may accumulate in a wider type, saturate or wrap, so
+        // an intermediate that leaves the type's range is left open): the bound is the op on
+        // magnitudes (on max(|x|, 1) for
         // products), which bounds every partial sum or product a kernel may form.
         _ if ACCUMULATING.contains(&op_type) && in_dtype.is_int() => {
             let parts = node_parts(op);

@@ -16,6 +16,21 @@ pub fn ordered(t: &Tensor, dtype: DType) -> Result<Tensor, RefError> {
     })
 }
 
+/// The value range of an integer (or bool) dtype, as `f64`; floats get the `i64` range.
+pub fn int_range(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
+        DType::U16 => (0.0, u16::MAX as f64),
+        DType::U32 => (0.0, u32::MAX as f64),
+        DType::U64 => (0.0, u64::MAX as f64),
+        DType::Bool => (0.0, 1.0),
+        _ => (i64::MIN as f64, i64::MAX as f64),
+    }
+}
+
 /// `a >= b` as unsigned 64-bit numbers (both `u64` carriers).
 fn ge_unsigned(a: &Tensor, b: &Tensor) -> Result<Tensor, RefError> {
     Ok(ordered(a, DType::U64)?.f_ge_tensor(&ordered(b, DType::U64)?)?)

@@ -36,8 +36,8 @@
 
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
-use super::graph::node_inputs;
-use super::{apply_typed, numeric, RefError};
+use super::graph::{apply_node, node_inputs};
+use super::{numeric, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
@@ -142,8 +142,9 @@ const ELEMENTARY: &[&str] = &[
 ];
 
 /// Ops whose kernels accumulate many terms, in an order (and width) of their choosing: each
-/// term gets its own rounding in a perturbed evaluation.
-const ACCUMULATING: &[&str] = &[
+/// term gets its own rounding in a perturbed evaluation, and an integer accumulation may
+/// leave its type's range ([`super::fragile`]).
+pub(super) const ACCUMULATING: &[&str] = &[
     "ReduceSum",
     "ReduceMean",
     "ReduceProd",
@@ -530,17 +531,7 @@ fn evaluate(
             }
         }
         let parts = node_parts(op);
-        let mut outs = apply_typed(
-            op_type,
-            parts.attrs,
-            &inputs.tensors,
-            &inputs.dtypes,
-            &inputs.output_dtypes,
-        )
-        .map_err(|e| match e {
-            RefError::Failed(m) => RefError::Failed(format!("node {}: {m}", n.index())),
-            other => other,
-        })?;
+        let mut outs = apply_node(n, op, &inputs)?;
         if let Some(r) = rounding {
             let extra = match op_type {
                 "Resize" => resize_rounding(parts.attrs, &inputs.tensors, &declared_out)?,

@@ -15,6 +15,7 @@
 //! `pytorch_half_pixel` maps a length-1 output to coordinate 0, as the operator text says (the
 //! `onnx` reference implementation uses the fractional length and -0.5 there).
 
+use super::numeric::int_range;
 use super::{norm_axis, Args, RefError};
 use tch::{Kind, Tensor};
 
@@ -292,22 +293,6 @@ pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
         y = y.f_round()?.f_clamp(lo, hi)?;
     }
     Ok(vec![y])
-}
-
-/// The value range of an integer dtype, as `f64`.
-fn int_range(dtype: crate::ir::DType) -> (f64, f64) {
-    use crate::ir::DType as D;
-    match dtype {
-        D::I8 => (i8::MIN as f64, i8::MAX as f64),
-        D::I16 => (i16::MIN as f64, i16::MAX as f64),
-        D::I32 => (i32::MIN as f64, i32::MAX as f64),
-        D::U8 => (0.0, u8::MAX as f64),
-        D::U16 => (0.0, u16::MAX as f64),
-        D::U32 => (0.0, u32::MAX as f64),
-        D::U64 => (0.0, u64::MAX as f64),
-        D::Bool => (0.0, 1.0),
-        _ => (i64::MIN as f64, i64::MAX as f64),
-    }
 }
 
 #[cfg(test)]
