@@ -519,18 +519,21 @@ fn evaluate(
             .map(|d| arithmetic.compute(*d))
             .collect();
         let elementary = ELEMENTARY.contains(&op_type);
+        let parts = node_parts(op);
         if let (Some(r), true) = (rounding, elementary || ACCUMULATING.contains(&op_type)) {
+            // A sum of n terms in the output's precision loses about √n roundings per term
+            // (√n·u·|partial sums| on a random walk, n·u with one sign).
+            let terms = accumulated_terms(op_type, parts.attrs, &inputs.tensors, data);
             for k in 0..data {
                 let declared = graph.ty(graph.inputs_of(n)[k]).dtype;
                 if let Some(t) = inputs.tensors[k].as_mut() {
                     if declared.is_float() {
-                        let unit = allowance(op_type) * unit_roundoff(declared);
+                        let unit = allowance(op_type) * unit_roundoff(declared) * terms.sqrt();
                         *t = perturb(t, unit, r, (n.index(), 100 + k))?;
                     }
                 }
             }
         }
-        let parts = node_parts(op);
         let mut outs = apply_node(n, op, &inputs)?;
         if let Some(r) = rounding {
             let extra = match op_type {
@@ -561,6 +564,66 @@ fn evaluate(
         }
     }
     Ok(values)
+}
+
+/// How many terms an accumulating op sums into each output element (1 for the rest): the
+/// reduced elements of a reduction, the inner dimension of a product, the window of a
+/// convolution or pool, the normalized elements of a normalization or softmax.
+fn accumulated_terms(
+    op_type: &str,
+    attrs: &[(String, crate::ops::AttrValue<i64>)],
+    inputs: &[Option<tch::Tensor>],
+    data: usize,
+) -> f64 {
+    use crate::ops::AttrValue;
+    let size = |i: usize| {
+        inputs
+            .get(i)
+            .and_then(Option::as_ref)
+            .map(tch::Tensor::size)
+            .unwrap_or_default()
+    };
+    let int = |name: &str, default: i64| match attrs.iter().find(|(n, _)| n == name) {
+        Some((_, AttrValue::Int(v))) => *v,
+        _ => default,
+    };
+    let x = size(0);
+    let rank = x.len() as i64;
+    let axis = |a: i64| (if a < 0 { a + rank } else { a }).clamp(0, rank.max(1) - 1) as usize;
+    let product = |dims: &[i64]| dims.iter().product::<i64>().max(1) as f64;
+    let n = match op_type {
+        "MatMul" => x.last().copied().unwrap_or(1) as f64,
+        "Gemm" => {
+            let k = if int("transA", 0) != 0 { 0 } else { 1 };
+            x.get(k).copied().unwrap_or(1) as f64
+        }
+        "Conv" | "ConvTranspose" => {
+            let w = size(1);
+            product(&w) / w.first().copied().unwrap_or(1).max(1) as f64
+        }
+        "Softmax" | "LogSoftmax" => x.get(axis(int("axis", -1))).copied().unwrap_or(1) as f64,
+        "LayerNormalization" => product(&x[axis(int("axis", -1))..]),
+        "InstanceNormalization" | "GlobalAveragePool" => product(x.get(2..).unwrap_or(&[])),
+        "AveragePool" => match attrs.iter().find(|(n, _)| n == "kernel_shape") {
+            Some((_, AttrValue::Ints(k))) => product(k),
+            _ => 1.0,
+        },
+        "Sum" | "Mean" => data as f64,
+        // Reductions: the reduced share of the input (axes come as a constant operand).
+        op if op.starts_with("Reduce") => {
+            let axes: Option<Vec<i64>> = inputs
+                .get(data)
+                .and_then(Option::as_ref)
+                .and_then(|t| super::int_values(t).ok());
+            match axes {
+                Some(a) if !a.is_empty() => a.iter().map(|d| x[axis(*d)] as f64).product(),
+                _ if int("noop_with_empty_axes", 0) != 0 => 1.0,
+                _ => product(&x),
+            }
+        }
+        _ => 1.0,
+    };
+    n.max(1.0)
 }
 
 /// The draws `r` of a rounding, shaped like `t` (`key` seeds the random ones).
@@ -655,13 +718,15 @@ fn affine_rounding(
         let c = x.f_sub(&mean)?;
         Ok((mean, c.f_mul(&c)?.f_mean_dim(dims, true, None::<Kind>)?))
     };
-    let (mean, var, scale, bias) = match op_type {
+    // The moments a kernel computes itself (not BatchNormalization's given ones) are over
+    // `dims`: their one-pass variance `E[x²] − E[x]²` cancels where the mean dominates.
+    let (mean, var, scale, bias, dims) = match op_type {
         "BatchNormalization" => {
             let p = |i: usize| get(i).map(per_channel).transpose();
             let (Some(s), Some(b), Some(m), Some(v)) = (p(1)?, p(2)?, p(3)?, p(4)?) else {
                 return Ok(None);
             };
-            (m, v, s, Some(b))
+            (m, v, s, Some(b), None)
         }
         "InstanceNormalization" => {
             let dims: Vec<i64> = (2..rank as i64).collect();
@@ -669,7 +734,7 @@ fn affine_rounding(
             let (Some(s), Some(b)) = (get(1), get(2)) else {
                 return Ok(None);
             };
-            (m, v, per_channel(s)?, Some(per_channel(b)?))
+            (m, v, per_channel(s)?, Some(per_channel(b)?), Some(dims))
         }
         "LayerNormalization" => {
             let axis = attrs
@@ -689,6 +754,7 @@ fn affine_rounding(
                 v,
                 s.shallow_clone(),
                 get(2).map(tch::Tensor::shallow_clone),
+                Some(dims),
             )
         }
         _ => return Ok(None),
@@ -698,6 +764,22 @@ fn affine_rounding(
     let mut term = x.f_abs()?.f_add(&mean.f_abs()?)?.f_mul(&a)?;
     if let Some(b) = bias {
         term = term.f_add(&b.f_abs()?)?;
+    }
+    if let Some(dims) = dims {
+        // δvar ≈ √n·u·E[x²] (the accumulated E[x²] loses that much, and the subtraction of
+        // E[x]² keeps the absolute error), moving y by |x − mean|·a·δvar / (2 (var + ε)).
+        let n: i64 = dims.iter().map(|d| x.size()[*d as usize]).product();
+        let mean_square = x
+            .f_mul(x)?
+            .f_mean_dim(dims.as_slice(), true, None::<Kind>)?;
+        let delta_var = mean_square.f_mul_scalar((n.max(1) as f64).sqrt())?;
+        let shift = x
+            .f_sub(&mean)?
+            .f_abs()?
+            .f_mul(&a)?
+            .f_mul(&delta_var)?
+            .f_div(&var.f_add_scalar(eps)?.f_mul_scalar(2.0)?)?;
+        term = term.f_add(&shift)?;
     }
     Ok(Some(term.f_mul_scalar(unit)?))
 }
