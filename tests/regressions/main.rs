@@ -1,0 +1,38 @@
+//! Regressions of dlcfuzz's own bugs, each found by a campaign and kept here with the input
+//! that showed it.
+
+use dlcfuzz::ir::DType;
+use dlcfuzz::reference::apply;
+
+/// The float64 reference of `op` on `x`.
+fn reference_f64(op: &str, x: &[f64]) -> Vec<f64> {
+    let t = tch::Tensor::from_slice(x);
+    let out = apply(op, &[], &[Some(t)], &[DType::F64]).expect("the reference runs");
+    let out = out[0].to_kind(tch::Kind::Double);
+    let mut v = vec![0f64; x.len()];
+    out.copy_data(&mut v, x.len());
+    v
+}
+
+/// tract's Softplus(27.0) in float64 is 27.00000000000188, which is right; the reference
+/// said 27 (libtorch's `softplus` returns `x` above a threshold of 20), and the float64 truth
+/// of the precision oracle turned that into a false `reference-mismatch:Softplus(f64->f64)`.
+#[test]
+fn softplus_is_exact_above_twenty() {
+    let x = [27.0, 40.0, -30.0, 0.5];
+    let got = reference_f64("Softplus", &x);
+    for (x, y) in x.iter().zip(got) {
+        let exact = x.max(0.0) + (-x.abs()).exp().ln_1p();
+        assert!((y - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(), "{x}: {y} vs {exact}");
+    }
+    assert_ne!(reference_f64("Softplus", &[27.0])[0], 27.0);
+}
+
+/// Mish reads Softplus too: `x·tanh(softplus(x))` keeps its exact float64 value.
+#[test]
+fn mish_uses_the_exact_softplus() {
+    let got = reference_f64("Mish", &[-25.0])[0];
+    let softplus = (-25f64).exp().ln_1p();
+    let exact = -25.0 * softplus.tanh();
+    assert!((got - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(), "{got} vs {exact}");
+}
