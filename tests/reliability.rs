@@ -24,7 +24,10 @@ fn fuzz_args(cmd: &mut Command, out: &Path, time: u64) {
         "--seed",
         "3",
         "--timeout",
-        "2",
+        // Generous enough for the allocating fault to reach the RSS limit on a loaded VM
+        // (first-touch page faults there run well below memory bandwidth), short enough
+        // that the hangs do not eat the campaign's time.
+        "5",
     ])
     .args(["--rss-limit-mb", &RSS_LIMIT_MB.to_string()])
     .args(["--time", &time.to_string()])

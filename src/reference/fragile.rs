@@ -224,6 +224,13 @@ pub fn undefined(
             };
             outside(&exact_result, in_dtype).then_some("signed integer overflow")
         }
+        // Resize: linear and cubic interpolation of an integer tensor form a fractional
+        // value, and the operator text never says how it becomes an integer again (onnx/onnx
+        // issue 3390, "Rounding behavior of Resize when interpolating on integral types is
+        // unspecified"): truncation, rounding half up and half to even are all in use.
+        "Resize" if !in_dtype.is_float() && interpolates(op) => {
+            Some("Resize: rounding of an interpolated integer value is unspecified")
+        }
         // AveragePool: with `count_include_pad = 0` a window of padding only averages no
         // element (0 / 0); the operator text gives no value for it.
         "AveragePool" if all_padding_window(op, &graph.ty(*first).shape) => {
@@ -267,6 +274,11 @@ pub fn undefined(
         }
         _ => None,
     })
+}
+
+/// Whether a Resize interpolates (linear or cubic mode) rather than picking a neighbour.
+fn interpolates(op: &crate::ir::graph::OpNode) -> bool {
+    matches!(op.attrs.get("mode"), Some(AttrValue::Str(m)) if m == "linear" || m == "cubic")
 }
 
 /// Whether an AveragePool that excludes padding from its counts has a window (along some
@@ -367,6 +379,11 @@ mod tests {
     /// A graph `op(x[, y])` on `dtype` with the given input values: whether its node is on a
     /// boundary (with a 1e-3 relative margin) and whether it is undefined.
     fn judge(op: &str, dtype: DType, xs: Vec<Tensor>) -> (bool, bool) {
+        judge_with(op, dtype, Attrs::default(), xs)
+    }
+
+    /// [`judge`] with attributes.
+    fn judge_with(op: &str, dtype: DType, attrs: Attrs<i64>, xs: Vec<Tensor>) -> (bool, bool) {
         let t = TensorType::new(dtype, vec![xs[0].numel()]);
         let mut g = Graph::new();
         let mut values = BTreeMap::new();
@@ -383,7 +400,7 @@ mod tests {
         let node = crate::ir::graph::OpNode {
             spec: spec_id(op).unwrap(),
             sig: Sig::uniform(dtype, refs.len()),
-            attrs: Attrs::default(),
+            attrs,
         };
         let n = g.add_op(node, vec![t], &refs);
         let m = fixed(1e-3);
@@ -443,5 +460,20 @@ mod tests {
             ints(&[7]).to_kind(Kind::Uint8),
         ];
         assert!(!judge("BitShift", DType::U8, shift).1);
+    }
+
+    #[test]
+    fn interpolating_an_integer_resize_is_undefined_and_picking_is_not() {
+        let mode = |m: &str| Attrs {
+            named: vec![("mode".into(), AttrValue::Str(m.into()))],
+            consts: vec![ConstInput::Absent, ConstInput::Floats(vec![1.5])],
+            ..Attrs::default()
+        };
+        let x = || vec![Tensor::from_slice(&[1i64, 4]).to_kind(Kind::Uint8)];
+        assert!(judge_with("Resize", DType::U8, mode("linear"), x()).1);
+        assert!(judge_with("Resize", DType::U8, mode("cubic"), x()).1);
+        assert!(!judge_with("Resize", DType::U8, mode("nearest"), x()).1);
+        let floats = vec![Tensor::from_slice(&[1.0f32, 4.0])];
+        assert!(!judge_with("Resize", DType::F32, mode("linear"), floats).1);
     }
 }

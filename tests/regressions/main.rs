@@ -23,7 +23,10 @@ fn softplus_is_exact_above_twenty() {
     let got = reference_f64("Softplus", &x);
     for (x, y) in x.iter().zip(got) {
         let exact = x.max(0.0) + (-x.abs()).exp().ln_1p();
-        assert!((y - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(), "{x}: {y} vs {exact}");
+        assert!(
+            (y - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(),
+            "{x}: {y} vs {exact}"
+        );
     }
     assert_ne!(reference_f64("Softplus", &[27.0])[0], 27.0);
 }
@@ -34,5 +37,8 @@ fn mish_uses_the_exact_softplus() {
     let got = reference_f64("Mish", &[-25.0])[0];
     let softplus = (-25f64).exp().ln_1p();
     let exact = -25.0 * softplus.tanh();
-    assert!((got - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(), "{got} vs {exact}");
+    assert!(
+        (got - exact).abs() <= 4.0 * f64::EPSILON * exact.abs(),
+        "{got} vs {exact}"
+    );
 }

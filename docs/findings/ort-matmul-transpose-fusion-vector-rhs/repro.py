@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ONNX Runtime 1.31.1 CPU: MatmulTransposeFusion gives wrong results for Transpose -> MatMul
+"""ONNX Runtime CPU (1.31.1 and 1.32.0): MatmulTransposeFusion gives wrong results for Transpose -> MatMul
 whose other operand is a 1-D vector.
 
 x[3, 2] -> Transpose (default perm) -> MatMul(., b[3]) -> y[2], i.e. y = x^T b.

@@ -7,7 +7,11 @@ through the Pad and rewrites the pads with a Gather it inserts, but it permutes 
 `pads` covered every axis: the Gather then indexes out of bounds and the run fails
 ("indices element out of data bounds"). In larger graphs the same rewrite silently produces
 wrong shapes or a broadcast failure in a later node.
-Needs onnx (to build the model), onnxruntime and numpy."""
+Also on 1.32.0. Bisected culprit: TransposeOptimizer (the level-1 instance; disabling it
+alone fixes it).
+Exits 1 when the bug is present, 0 when not. Needs onnx, onnxruntime and numpy."""
+import sys
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -37,13 +41,29 @@ def build(with_axes):
 
 
 x = np.random.default_rng(0).random((3, 5), dtype=np.float32)
+L = ort.GraphOptimizationLevel
+print("onnxruntime", ort.__version__)
+bug = False
 for with_axes in [True, False]:
-    for level in [ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC]:
+    ref = None
+    for name, level, disabled in [("ORT_DISABLE_ALL", L.ORT_DISABLE_ALL, ()),
+                                  ("ORT_ENABLE_BASIC", L.ORT_ENABLE_BASIC, ()),
+                                  ("BASIC - TransposeOptimizer", L.ORT_ENABLE_BASIC, ("TransposeOptimizer",))]:
         so = ort.SessionOptions()
         so.graph_optimization_level = level
         so.log_severity_level = 4
         try:
-            y = ort.InferenceSession(build(with_axes), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-            print(f"axes input: {with_axes!s:5} {level}: shape {y.shape}")
+            y = ort.InferenceSession(build(with_axes), so, providers=["CPUExecutionProvider"],
+                                     disabled_optimizers=list(disabled)).run(None, {"x": x})[0]
+            ok = ref is None or (y.shape == ref.shape and np.array_equal(y, ref))
+            ref = y if ref is None else ref
+            print(f"axes input: {with_axes!s:5} {name:27}: shape {y.shape}{'' if ok else ' DIFFERENT'}")
         except Exception as e:
-            print(f"axes input: {with_axes!s:5} {level}: FAILS {str(e).splitlines()[0][-110:]}")
+            ok = False
+            print(f"axes input: {with_axes!s:5} {name:27}: FAILS {str(e).splitlines()[0][-110:]}")
+        if name == "ORT_ENABLE_BASIC" and not ok:
+            bug = True
+if bug:
+    print("BUG present: the transpose optimizer mishandles Pad's axes input at ORT_ENABLE_BASIC")
+    sys.exit(1)
+print("not reproduced: ORT_ENABLE_BASIC agrees with ORT_DISABLE_ALL")
