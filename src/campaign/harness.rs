@@ -15,7 +15,7 @@ use crate::mutate::levels::{Level, Mutations};
 use crate::mutate::patterns::recipe::synthesize;
 use crate::mutate::patterns::Library;
 use crate::oracle::exceptions::exception_handling;
-use crate::oracle::localize::{known_deviation, localize};
+use crate::oracle::localize::localize;
 use crate::oracle::{
     differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
 };
@@ -197,8 +197,7 @@ impl Harness {
     }
 
     /// A reference mismatch (every level against the reference) narrowed to the first op at
-    /// fault ([`localize`]): explained away as a documented kernel deviation or as amplified
-    /// rounding, or re-signed by that op and its dtypes so that one kernel bug is one finding
+    /// fault ([`localize`]): explained away as amplified rounding, or re-signed by that op and its dtypes so that one kernel bug is one finding
     /// whatever graph it sits in. Other verdicts, and mismatches that cannot be localized,
     /// pass through.
     fn localized(&self, case: &TestCase, verdict: Verdict) -> Verdict {
@@ -217,9 +216,6 @@ impl Harness {
                 "rounding amplified by {}({})",
                 divergence.op_type, divergence.sig
             )));
-        }
-        if let Some(reason) = known_deviation(backend.name(), &divergence) {
-            return Verdict::Skipped(Skip::Explained(reason.to_string()));
         }
         Verdict::Found(Finding {
             signature: divergence.signature(),

@@ -171,26 +171,30 @@ mod tests {
     #[test]
     fn severity_follows_kind_and_level() {
         use FindingKind::*;
-        assert_eq!(
-            Severity::of(&finding(Inconsistency, "all", "x")),
-            Severity::SilentWrongResult
-        );
-        assert_eq!(
-            Severity::of(&finding(Crash, "basic", "crash:basic:x")),
-            Severity::ValidModelRejected
-        );
-        assert_eq!(
-            Severity::of(&finding(Crash, "disable", "crash:disable:x")),
-            Severity::Robustness
-        );
-        assert_eq!(
-            Severity::of(&finding(Crash, "process", "crash:process:x")),
-            Severity::CrashOnValidModel
-        );
-        assert_eq!(
-            Severity::of(&finding(Hang, "process", "h")),
-            Severity::Robustness
-        );
+        let cases = [
+            (Inconsistency, "all", "x", Severity::SilentWrongResult),
+            (
+                Crash,
+                "basic",
+                "crash:basic:x",
+                Severity::ValidModelRejected,
+            ),
+            (Crash, "disable", "crash:disable:x", Severity::Robustness),
+            (
+                Crash,
+                "process",
+                "crash:process:x",
+                Severity::CrashOnValidModel,
+            ),
+            (Hang, "process", "h", Severity::Robustness),
+        ];
+        for (kind, level, signature, want) in cases {
+            assert_eq!(
+                Severity::of(&finding(kind, level, signature)),
+                want,
+                "{signature}"
+            );
+        }
     }
 
     #[test]

@@ -42,6 +42,7 @@ use super::{numeric, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
+use crate::ops::AttrValue;
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -176,6 +177,37 @@ pub fn allowance(op_type: &str) -> f64 {
     } else {
         2.0
     }
+}
+
+/// The unit roundoff an `op_type` kernel producing `declared` may legally work in: the
+/// declared type's, unless the operator itself names a coarser one.
+///
+/// - `LayerNormalization`: "stash_type: Type of Mean and InvStdDev. This also specifies stage
+///   one's computation precision." (default 1, float32): a float64 LayerNormalization may
+///   compute its statistics in float32.
+/// - `Resize` (linear, cubic): the interpolation weights come from the float32 `scales` (or
+///   `roi`) input, and the operator text never asks for the coordinate transform in a wider
+///   type, so weights computed in float32 are a legal evaluation for any data type.
+fn working_roundoff(op_type: &str, attrs: &[(String, AttrValue<i64>)], declared: DType) -> f64 {
+    let own = unit_roundoff(declared);
+    let named = match op_type {
+        "LayerNormalization" => {
+            let stash = attrs
+                .iter()
+                .find(|(n, _)| n == "stash_type")
+                .and_then(|(_, v)| match v {
+                    AttrValue::Int(code) => Some(*code),
+                    _ => None,
+                })
+                .unwrap_or(1);
+            DType::ALL
+                .into_iter()
+                .find(|d| i64::from(d.onnx_code()) == stash && d.is_float())
+        }
+        "Resize" => Some(DType::F32),
+        _ => None,
+    };
+    named.map_or(own, |d| own.max(unit_roundoff(d)))
 }
 
 /// One value's exact elements and how far each may legally stray, flattened.
@@ -529,7 +561,9 @@ fn evaluate(
                 let declared = graph.ty(graph.inputs_of(n)[k]).dtype;
                 if let Some(t) = inputs.tensors[k].as_mut() {
                     if declared.is_float() {
-                        let unit = allowance(op_type) * unit_roundoff(declared) * terms.sqrt();
+                        let unit = allowance(op_type)
+                            * working_roundoff(op_type, parts.attrs, declared)
+                            * terms.sqrt();
                         *t = perturb(t, unit, r, (n.index(), 100 + k))?;
                     }
                 }
@@ -551,7 +585,7 @@ fn evaluate(
                 if !declared.is_float() {
                     continue;
                 }
-                let unit = allowance(op_type) * unit_roundoff(declared);
+                let unit = allowance(op_type) * working_roundoff(op_type, parts.attrs, declared);
                 *out = perturb(out, unit, r, (n.index(), k))?;
                 if let (0, Some(extra)) = (k, &extra) {
                     let extra = extra.f_to_kind(out.kind())?.f_expand_as(out)?;
@@ -681,7 +715,8 @@ fn resize_rounding(
     }
     let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;
     let largest = x.f_abs()?.f_max()?.f_double_value(&[])?;
-    let unit = allowance("Resize") * unit_roundoff(out.first().copied().unwrap_or(DType::F32));
+    let declared = out.first().copied().unwrap_or(DType::F32);
+    let unit = allowance("Resize") * working_roundoff("Resize", attrs, declared);
     Ok(Some(tch::Tensor::from(unit * largest * longest)))
 }
 
@@ -760,7 +795,8 @@ fn affine_rounding(
         }
         _ => return Ok(None),
     };
-    let unit = allowance(op_type) * unit_roundoff(out.first().copied().unwrap_or(DType::F32));
+    let declared = out.first().copied().unwrap_or(DType::F32);
+    let unit = allowance(op_type) * working_roundoff(op_type, attrs, declared);
     let a = scale.f_abs()?.f_mul(&var.f_add_scalar(eps)?.f_rsqrt()?)?;
     let mut term = x.f_abs()?.f_add(&mean.f_abs()?)?.f_mul(&a)?;
     if let Some(b) = bias {
