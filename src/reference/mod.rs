@@ -241,10 +241,7 @@ impl Args<'_> {
 
     /// The `int` attribute `name`, or `default`.
     pub fn int(&self, name: &str, default: i64) -> i64 {
-        match self.attr(name) {
-            Some(AttrValue::Int(v)) => *v,
-            _ => default,
-        }
+        int_attr(self.attrs, name, default)
     }
 
     /// The `float` attribute `name`, or `default`.
@@ -324,6 +321,14 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, RefError> {
 }
 
 /// Shared helpers for the op-family unit tests.
+/// The `int` attribute `name` among a node's named attributes, or `default`.
+pub fn int_attr(attrs: &[(String, AttrValue<i64>)], name: &str, default: i64) -> i64 {
+    match attrs.iter().find(|(n, _)| n == name) {
+        Some((_, AttrValue::Int(v))) => *v,
+        _ => default,
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;

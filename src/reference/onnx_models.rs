@@ -559,14 +559,7 @@ fn coerced_softmax(
     attrs: &[(String, AttrValue<i64>)],
     x: &Value,
 ) -> Result<Vec<Value>, RefError> {
-    let axis = attrs
-        .iter()
-        .find(|(k, _)| k == "axis")
-        .and_then(|(_, v)| match v {
-            AttrValue::Int(a) => Some(*a),
-            _ => None,
-        })
-        .unwrap_or(1);
+    let axis = super::int_attr(attrs, "axis", 1);
     let size = x.0.size();
     let axis = if axis < 0 {
         axis + size.len() as i64

@@ -38,7 +38,7 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{numeric, RefError};
+use super::{int_attr, numeric, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
@@ -192,14 +192,7 @@ fn working_roundoff(op_type: &str, attrs: &[(String, AttrValue<i64>)], declared:
     let own = unit_roundoff(declared);
     let named = match op_type {
         "LayerNormalization" => {
-            let stash = attrs
-                .iter()
-                .find(|(n, _)| n == "stash_type")
-                .and_then(|(_, v)| match v {
-                    AttrValue::Int(code) => Some(*code),
-                    _ => None,
-                })
-                .unwrap_or(1);
+            let stash = int_attr(attrs, "stash_type", 1);
             DType::ALL
                 .into_iter()
                 .find(|d| i64::from(d.onnx_code()) == stash && d.is_float())
@@ -618,10 +611,7 @@ fn accumulated_terms(
             .map(tch::Tensor::size)
             .unwrap_or_default()
     };
-    let int = |name: &str, default: i64| match attrs.iter().find(|(n, _)| n == name) {
-        Some((_, AttrValue::Int(v))) => *v,
-        _ => default,
-    };
+    let int = |name: &str, default: i64| int_attr(attrs, name, default);
     let x = size(0);
     let rank = x.len() as i64;
     let axis = |a: i64| (if a < 0 { a + rank } else { a }).clamp(0, rank.max(1) - 1) as usize;
@@ -773,14 +763,7 @@ fn affine_rounding(
             (m, v, per_channel(s)?, Some(per_channel(b)?), Some(dims))
         }
         "LayerNormalization" => {
-            let axis = attrs
-                .iter()
-                .find(|(n, _)| n == "axis")
-                .and_then(|(_, v)| match v {
-                    crate::ops::AttrValue::Int(a) => Some(*a),
-                    _ => None,
-                })
-                .unwrap_or(-1);
+            let axis = int_attr(attrs, "axis", -1);
             let axis = if axis < 0 { axis + rank as i64 } else { axis };
             let dims: Vec<i64> = (axis..rank as i64).collect();
             let (m, v) = moments(&dims)?;
