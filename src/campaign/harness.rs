@@ -197,8 +197,8 @@ impl Harness {
     }
 
     /// A reference mismatch (every level against the reference) narrowed to the first op at
-    /// fault ([`localize`]): explained away as amplified rounding, or re-signed by that op and its dtypes so that one kernel bug is one finding
-    /// whatever graph it sits in. Other verdicts, and mismatches that cannot be localized,
+    /// fault ([`localize`]): explained away as amplified rounding, or re-signed by that op and
+    /// its dtypes so that one kernel bug is one finding whatever graph it sits in. Other verdicts, and mismatches that cannot be localized,
     /// pass through.
     fn localized(&self, case: &TestCase, verdict: Verdict) -> Verdict {
         let Verdict::Found(finding) = verdict else {

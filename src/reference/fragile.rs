@@ -228,7 +228,7 @@ pub fn undefined(
         // value, and the operator text never says how it becomes an integer again (onnx/onnx
         // issue 3390, "Rounding behavior of Resize when interpolating on integral types is
         // unspecified"): truncation, rounding half up and half to even are all in use.
-        "Resize" if !in_dtype.is_float() && interpolates(op) => {
+        "Resize" if !in_dtype.is_float() && resize::interpolates(node_parts(op).attrs) => {
             Some("Resize: rounding of an interpolated integer value is unspecified")
         }
         // ReduceLogSumExp on integers: `log(sum(exp(x)))` is not an integer, and the operator
@@ -280,11 +280,6 @@ pub fn undefined(
         }
         _ => None,
     })
-}
-
-/// Whether a Resize interpolates (linear or cubic mode) rather than picking a neighbour.
-fn interpolates(op: &crate::ir::graph::OpNode) -> bool {
-    matches!(op.attrs.get("mode"), Some(AttrValue::Str(m)) if m == "linear" || m == "cubic")
 }
 
 /// Whether an AveragePool that excludes padding from its counts has a window (along some

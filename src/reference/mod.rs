@@ -320,7 +320,6 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, RefError> {
     }
 }
 
-/// Shared helpers for the op-family unit tests.
 /// The `int` attribute `name` among a node's named attributes, or `default`.
 pub fn int_attr(attrs: &[(String, AttrValue<i64>)], name: &str, default: i64) -> i64 {
     match attrs.iter().find(|(n, _)| n == name) {
@@ -329,6 +328,7 @@ pub fn int_attr(attrs: &[(String, AttrValue<i64>)], name: &str, default: i64) ->
     }
 }
 
+/// Shared helpers for the op-family unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;

@@ -38,7 +38,7 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{int_attr, numeric, RefError};
+use super::{int_attr, numeric, resize, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
@@ -197,7 +197,7 @@ fn working_roundoff(op_type: &str, attrs: &[(String, AttrValue<i64>)], declared:
                 .into_iter()
                 .find(|d| i64::from(d.onnx_code()) == stash && d.is_float())
         }
-        "Resize" => Some(DType::F32),
+        "Resize" if resize::interpolates(attrs) => Some(DType::F32),
         _ => None,
     };
     named.map_or(own, |d| own.max(unit_roundoff(d)))
@@ -695,12 +695,10 @@ fn resize_rounding(
     inputs: &[Option<tch::Tensor>],
     out: &[DType],
 ) -> Result<Option<tch::Tensor>, RefError> {
-    let mode = attrs.iter().find(|(n, _)| n == "mode").map(|(_, v)| v);
-    let nearest = !matches!(mode, Some(crate::ops::AttrValue::Str(m)) if m != "nearest");
     let Some(x) = inputs.first().and_then(Option::as_ref) else {
         return Ok(None);
     };
-    if nearest || !x.is_floating_point() {
+    if !resize::interpolates(attrs) || !x.is_floating_point() {
         return Ok(None);
     }
     let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;

@@ -17,6 +17,7 @@
 
 use super::numeric::int_range;
 use super::{norm_axis, Args, RefError};
+use crate::ops::AttrValue;
 use tch::{Kind, Tensor};
 
 /// The op types of this family.
@@ -201,6 +202,15 @@ fn plan(a: &Args) -> Result<(Vec<usize>, Vec<Axis>), RefError> {
         _ => return Err(a.fail("exactly one of scales and sizes, one entry per axis")),
     }
     Ok((axes, plan))
+}
+
+/// Whether a Resize with these named attributes interpolates (linear or cubic `mode`) rather
+/// than picking a neighbour (`nearest`, the default).
+pub(super) fn interpolates(attrs: &[(String, AttrValue<i64>)]) -> bool {
+    matches!(
+        attrs.iter().find(|(n, _)| n == "mode"),
+        Some((_, AttrValue::Str(m))) if m == "linear" || m == "cubic"
+    )
 }
 
 /// Whether a nearest-mode `Resize` reads a source coordinate that lies on a rounding
