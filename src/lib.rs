@@ -8,6 +8,7 @@
 //! generated graphs. [`reference`] is a libtorch-eager interpreter of ONNX semantics.
 
 pub mod backend;
+pub mod bench;
 pub mod campaign;
 pub mod emit;
 pub mod feedback;
@@ -17,6 +18,7 @@ pub mod mutate;
 pub mod ops;
 pub mod oracle;
 pub mod paths;
+pub mod pipeline;
 pub mod reduce;
 pub mod reference;
 pub mod report;

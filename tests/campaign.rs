@@ -2,14 +2,16 @@
 //! replay from saved bytes, and recovery of an input left by a process that died.
 
 use dlcfuzz::backend::{Backend, BackendError, ErrorClass, Stage};
-use dlcfuzz::campaign::executor::{Executor, InProcess, Target};
-use dlcfuzz::campaign::harness::Harness;
+use dlcfuzz::campaign::executor::{Executor, InProcess};
 use dlcfuzz::campaign::runner::{self, CampaignConfig};
 use dlcfuzz::campaign::{self, Stats};
 use dlcfuzz::emit::onnx::OnnxModel;
 use dlcfuzz::gen::{Limits, Menu};
 use dlcfuzz::ir::{Buffer, Tensor};
 use dlcfuzz::oracle::{FindingKind, Skip, Verdict};
+use dlcfuzz::pipeline::Pipeline;
+use dlcfuzz::targets::differential::Differential;
+use dlcfuzz::targets::TargetConfig;
 use std::time::Duration;
 
 /// What the scripted backend does at its optimized levels.
@@ -48,6 +50,9 @@ impl Backend for Scripted {
     fn levels(&self) -> &'static [&'static str] {
         &["disable", "basic", "extended", "all"]
     }
+    fn python_repro(&self) -> bool {
+        true
+    }
     fn run(
         &self,
         model: &OnnxModel,
@@ -76,8 +81,8 @@ impl Backend for Scripted {
     }
 }
 
-fn harness(script: Script) -> Harness {
-    Harness {
+fn harness(script: Script) -> Pipeline {
+    Pipeline {
         backend: Box::new(Scripted(script)),
         menu: Menu::everything(),
         limits: Limits::default(),
@@ -120,12 +125,7 @@ fn the_oracle_classifies_each_outcome() {
 fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) -> CampaignConfig {
     CampaignConfig {
         out: out.to_path_buf(),
-        target: Target {
-            backend: "scripted".into(),
-            max_nodes: 10,
-            patterns: None,
-            mutations: false,
-        },
+        target: TargetConfig::new("scripted", 10),
         time: Duration::from_secs(60),
         max_tests,
         seed,
@@ -137,7 +137,7 @@ fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) ->
 
 fn run_in_process(config: &CampaignConfig, script: Script) -> Stats {
     let executors: Vec<Box<dyn Executor + Send>> = vec![Box::new(InProcess {
-        harness: harness(script),
+        target: Box::new(Differential::new("ort_cpu", harness(script)).expect("a registry row")),
     })];
     runner::run(config, executors, false, &|_| {}).expect("campaign runs")
 }

@@ -7,7 +7,6 @@
 mod common;
 
 use dlcfuzz::backend::{Backend, BackendError, ErrorClass, Stage};
-use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::emit::onnx::{emit, emit_plain, emit_with_applied, OnnxModel};
 use dlcfuzz::gen::{Limits, TestCase};
 use dlcfuzz::ir::{DType, Tensor};
@@ -16,12 +15,13 @@ use dlcfuzz::mutate::levels::{Level, Mutations};
 use dlcfuzz::mutate::violation::Violation;
 use dlcfuzz::oracle::exceptions::exception_handling;
 use dlcfuzz::oracle::{compare, tolerance, Skip, Verdict};
+use dlcfuzz::pipeline::Pipeline;
 use std::sync::OnceLock;
 
-fn harness() -> &'static Harness {
-    static H: OnceLock<Harness> = OnceLock::new();
+fn harness() -> &'static Pipeline {
+    static H: OnceLock<Pipeline> = OnceLock::new();
     H.get_or_init(|| {
-        Harness::ort_cpu(Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)")
+        Pipeline::of("ort", Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)")
     })
 }
 
@@ -48,7 +48,7 @@ fn agree(a: &[Tensor], b: &[Tensor], (atol, rtol): (f64, f64)) -> bool {
 fn run0(model: &OnnxModel, case: &TestCase) -> Result<Vec<Tensor>, BackendError> {
     harness()
         .backend
-        .run(model, &Harness::inputs(case, model), 0)
+        .run(model, &Pipeline::inputs(case, model), 0)
 }
 
 /// `case` with `plan` at constraint level 1.
@@ -104,7 +104,7 @@ fn preserves(name: &str, needed: usize, plan: impl Fn(u8) -> Vec<Rewrite>) {
             panic!(
                 "{name}: outputs differ after {applied:?} on input {k} (ops {}; float16 graph: \
                  {has_f16}; models in {}); per output: {:?}",
-                Harness::op_types(&case),
+                dlcfuzz::targets::op_types(&case),
                 dir.display(),
                 expected
                     .iter()
@@ -189,7 +189,7 @@ fn loop_once_preserves_semantics() {
 
 #[test]
 fn rewritten_models_pass_the_onnx_checker_and_replay() {
-    let h = Harness::ort_cpu(Limits::default())
+    let h = Pipeline::of("ort", Limits::default())
         .expect("ONNX Runtime")
         .with_mutations();
     let dir = tempfile::tempdir().expect("temp dir");
@@ -249,7 +249,7 @@ fn level_zero_clean_errors_are_no_finding_and_assertions_are() {
     let h = harness();
     let case = TestCase::decode(&[9u8; 600], &h.menu, &h.limits);
     let model = emit_plain(&case);
-    let inputs = Harness::inputs(&case, &model);
+    let inputs = Pipeline::inputs(&case, &model);
     let clean = Failing(BackendError {
         class: ErrorClass::Rejected,
         stage: Stage::Compile,
@@ -289,7 +289,7 @@ fn level_zero_clean_errors_are_no_finding_and_assertions_are() {
         let verdict = exception_handling(
             h.backend.as_ref(),
             &model,
-            &Harness::inputs(&case, &model),
+            &Pipeline::inputs(&case, &model),
             &mut Vec::new(),
         );
         assert!(

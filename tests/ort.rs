@@ -2,17 +2,17 @@
 
 mod common;
 
-use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
 use dlcfuzz::ir::{NodeKind, TensorType};
 use dlcfuzz::ops::registry;
+use dlcfuzz::pipeline::Pipeline;
 use std::sync::OnceLock;
 
-fn harness() -> &'static Harness {
-    static H: OnceLock<Harness> = OnceLock::new();
+fn harness() -> &'static Pipeline {
+    static H: OnceLock<Pipeline> = OnceLock::new();
     H.get_or_init(|| {
-        Harness::ort_cpu(Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)")
+        Pipeline::of("ort", Limits::default()).expect("ONNX Runtime (run scripts/setup.sh)")
     })
 }
 
@@ -24,7 +24,7 @@ fn unoptimized_sessions_run_for_at_least_99_5_percent() {
     for bytes in &inputs {
         let case = TestCase::decode(bytes, &h.menu, &h.limits);
         let model = emit(&case);
-        if let Err(e) = h.backend.run(&model, &Harness::inputs(&case, &model), 0) {
+        if let Err(e) = h.backend.run(&model, &Pipeline::inputs(&case, &model), 0) {
             failures.push(e.message);
         }
     }
@@ -42,9 +42,7 @@ fn type_transfer_matches_the_shapes_ort_produces_for_every_op() {
     let h = harness();
     let mut exercised = 0;
     for entry in &h.menu.entries {
-        let menu = Menu {
-            entries: vec![entry.clone()],
-        };
+        let menu = Menu::from_entries(vec![entry.clone()]);
         let mut ran = 0;
         for bytes in common::random_inputs(6 + entry.spec as u64, 12, 600) {
             let case = TestCase::decode(&bytes, &menu, &Limits::exact(2));
@@ -57,7 +55,7 @@ fn type_transfer_matches_the_shapes_ort_produces_for_every_op() {
             let model = emit(&case);
             let outs = h
                 .backend
-                .run(&model, &Harness::inputs(&case, &model), 0)
+                .run(&model, &Pipeline::inputs(&case, &model), 0)
                 .unwrap_or_else(|e| panic!("{}: {e}", registry()[entry.spec].name()));
             for (t, declared) in outs.iter().zip(&model.output_types) {
                 assert_eq!(

@@ -3,12 +3,12 @@
 //! pattern making ONNX Runtime's fusion fire.
 
 use dlcfuzz::backend::ort::{OrtCpu, LEVELS};
-use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::campaign::Stats;
 use dlcfuzz::emit::onnx::{emit, pb};
 use dlcfuzz::gen::Limits;
 use dlcfuzz::mutate::patterns::{builtin, extract, Library};
 use dlcfuzz::ops::retype::check_graph;
+use dlcfuzz::pipeline::Pipeline;
 use prost::Message;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
@@ -68,7 +68,7 @@ fn extraction_over_ort_optimizer_tests_counts_patterns_per_pass() {
 
 #[test]
 fn synthesized_graphs_are_valid_on_onnx_runtime() {
-    let harness = Harness::ort_cpu(Limits::default())
+    let harness = Pipeline::of("ort", Limits::default())
         .expect("ONNX Runtime")
         .with_patterns(builtin::library());
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
@@ -127,7 +127,7 @@ fn a_spliced_conv_bn_pattern_makes_the_fusion_fire() {
     let mut library = builtin::library();
     library.patterns.retain(|p| p.name == "conv_bn");
     assert_eq!(library.patterns.len(), 1);
-    let harness = Harness::ort_cpu(Limits::default())
+    let harness = Pipeline::of("ort", Limits::default())
         .expect("ONNX Runtime")
         .with_patterns(library);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);

@@ -5,11 +5,11 @@ mod common;
 
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::{Backend, BackendError};
-use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::emit::onnx::OnnxModel;
 use dlcfuzz::gen::Limits;
 use dlcfuzz::ir::{Buffer, DType, Tensor};
 use dlcfuzz::oracle::{Blame, Verdict};
+use dlcfuzz::pipeline::Pipeline;
 use half::f16;
 
 /// What the skewed backend does to the outputs of its `basic` level.
@@ -70,6 +70,9 @@ impl Backend for Skewed {
     fn levels(&self) -> &'static [&'static str] {
         self.ort.levels()
     }
+    fn python_repro(&self) -> bool {
+        true
+    }
     fn run(
         &self,
         model: &OnnxModel,
@@ -87,15 +90,18 @@ impl Backend for Skewed {
     }
 }
 
-fn harness(change: Change) -> Harness {
+fn harness(change: Change) -> Pipeline {
     let skewed = Skewed {
         ort: OrtCpu::new().expect("ONNX Runtime (scripts/setup.sh)"),
         change,
     };
-    Harness::ort_cpu(Limits {
-        min_nodes: 1,
-        max_nodes: 6,
-    })
+    Pipeline::of(
+        "ort",
+        Limits {
+            min_nodes: 1,
+            max_nodes: 6,
+        },
+    )
     .expect("ONNX Runtime harness")
     .with_backend(Box::new(skewed))
 }
@@ -173,13 +179,16 @@ fn a_finding_repro_runs_without_dlcfuzz_and_judges_against_the_exact_result() {
         if run.envelope.is_none() {
             continue;
         }
+        let target =
+            dlcfuzz::targets::differential::Differential::new("ort_cpu", harness(Change::Bug))
+                .unwrap();
+        let run = dlcfuzz::targets::FuzzTarget::run(&target, &bytes, &[], None);
         let Some(dir) =
-            dlcfuzz::campaign::finding::write_new(out.path(), &bytes, &run, f, h.backend.as_ref())
-                .unwrap()
+            dlcfuzz::campaign::finding::write_new(out.path(), &bytes, &run, f, &target).unwrap()
         else {
             continue;
         };
-        let check = dlcfuzz::campaign::verify::recheck_on_newest(&dir)
+        let check = dlcfuzz::campaign::verify::recheck_on_newest(&dir, &dlcfuzz::targets::NewestEnv::onnx_runtime())
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         assert!(!check.live, "{}: {}", dir.display(), check.output);
         assert!(

@@ -109,7 +109,7 @@ fn python_programs_match_the_graph_reference_in_eager_mode() {
     let harness = TorchCompileHarness::cpu(Limits::default()).expect("torch in the Python host");
     let (mut checked, mut mutated, mut closures, mut views) = (0, 0, 0, 0);
     for bytes in common::random_inputs(5, 400, 1000) {
-        let Ok(test) = harness.source.program(&bytes) else {
+        let Ok(test) = harness.source.program(&bytes, &[]) else {
             continue;
         };
         let source =

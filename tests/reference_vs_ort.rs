@@ -158,12 +158,10 @@ fn reference_agrees_with_unoptimized_ort_on_every_op() {
     for entry in &menu.entries {
         let tally = tallies.entry(registry()[entry.spec].name()).or_default();
         for choice in &entry.choices {
-            let one = Menu {
-                entries: vec![MenuEntry {
-                    spec: entry.spec,
-                    choices: vec![choice.clone()],
-                }],
-            };
+            let one = Menu::from_entries(vec![MenuEntry {
+                spec: entry.spec,
+                choices: vec![choice.clone()],
+            }]);
             let mut judged = 0;
             for _ in 0..ATTEMPTS_PER_TRIPLE {
                 if judged == CASES_PER_TRIPLE {

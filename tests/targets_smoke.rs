@@ -4,8 +4,9 @@
 
 mod common;
 
-use dlcfuzz::backend::{BackendError, ErrorClass};
+use dlcfuzz::backend::ErrorClass;
 use dlcfuzz::oracle::{Skip, Verdict};
+use dlcfuzz::targets::{Device, FuzzTarget, TargetConfig, TARGETS};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -57,29 +58,38 @@ fn no_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     dlcfuzz::backend::panic::catch(f)
 }
 
-/// Runs a differential target on random inputs plus its seeds; prints and returns the
-/// outcome counts and the fraction of valid cases.
-fn differential(target: &str, run: fn(&[u8]) -> Verdict, n: usize, seed: u64) -> f64 {
-    let mut inputs = seeds(target);
+/// The target `name` as libFuzzer builds it (panics propagate).
+fn target(name: &str) -> Box<dyn FuzzTarget> {
+    dlcfuzz::targets::build(&TargetConfig::fuzzer(name))
+        .unwrap_or_else(|e| panic!("{e} (run scripts/setup.sh --python-compilers)"))
+}
+
+/// Runs a graph target on random inputs plus its seeds; prints and returns the outcome
+/// counts and the fraction of valid cases.
+fn differential(name: &str, n: usize, seed: u64) -> f64 {
+    let target = target(name);
+    let mut inputs = seeds(name);
     inputs.extend(common::random_inputs(seed, n, 1200));
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut findings: BTreeMap<String, usize> = BTreeMap::new();
     let mut invalid = Vec::new();
     for bytes in &inputs {
-        let outcome = match no_panic(|| run(bytes)) {
-            Ok(Verdict::Pass) => "pass",
-            Ok(Verdict::Skipped(Skip::NonFinite)) => "non-finite",
-            Ok(Verdict::Skipped(Skip::Explained(_))) => "explained",
-            Ok(Verdict::Skipped(Skip::Unsupported(_))) => "unsupported",
-            Ok(Verdict::Skipped(Skip::Rejected(_))) => "level-0 rejected",
-            Ok(Verdict::Skipped(Skip::Invalid(m))) => {
-                invalid.push(m);
-                "invalid"
-            }
-            Ok(Verdict::Found(f)) => {
-                *findings.entry(f.signature).or_default() += 1;
-                "found"
-            }
+        let outcome = match no_panic(|| target.run(bytes, &[], None)) {
+            Ok(run) => match run.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Skipped(Skip::NonFinite) => "non-finite",
+                Verdict::Skipped(Skip::Explained(_)) => "explained",
+                Verdict::Skipped(Skip::Unsupported(_)) => "unsupported",
+                Verdict::Skipped(Skip::Rejected(_)) => "level-0 rejected",
+                Verdict::Skipped(Skip::Invalid(m)) => {
+                    invalid.push(m);
+                    "invalid"
+                }
+                Verdict::Found(f) => {
+                    *findings.entry(f.signature).or_default() += 1;
+                    "found"
+                }
+            },
             Err(message) => {
                 *findings.entry(message).or_default() += 1;
                 "panic"
@@ -87,13 +97,13 @@ fn differential(target: &str, run: fn(&[u8]) -> Verdict, n: usize, seed: u64) ->
         };
         *counts.entry(outcome).or_default() += 1;
     }
-    eprintln!("{target}: {} cases: {counts:?}", inputs.len());
+    eprintln!("{name}: {} cases: {counts:?}", inputs.len());
     for (signature, n) in &findings {
-        eprintln!("{target} FINDING x{n}: {signature}");
+        eprintln!("{name} FINDING x{n}: {signature}");
     }
     for m in invalid.iter().take(5) {
         eprintln!(
-            "{target} invalid: {}",
+            "{name} invalid: {}",
             m.chars().take(300).collect::<String>()
         );
     }
@@ -101,16 +111,13 @@ fn differential(target: &str, run: fn(&[u8]) -> Verdict, n: usize, seed: u64) ->
 }
 
 /// Runs a load target on its seeds and their mutants; prints the outcome counts and returns
-/// the results on the unmutated seeds.
-fn load(
-    target: &str,
-    run: fn(&[u8]) -> Result<(), BackendError>,
-    n: usize,
-) -> Vec<Result<(), String>> {
-    let originals = seeds(target);
+/// the verdicts on the unmutated seeds (`Err`: a panic).
+fn load(name: &str, n: usize) -> Vec<Result<Verdict, String>> {
+    let target = target(name);
+    let originals = seeds(name);
     assert!(
         (10..=20).contains(&originals.len()),
-        "{target}: {} seeds",
+        "{name}: {} seeds",
         originals.len()
     );
     let mut inputs = originals.clone();
@@ -119,32 +126,31 @@ fn load(
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut on_seeds = Vec::new();
     for (k, bytes) in inputs.iter().enumerate() {
-        let result = no_panic(|| run(bytes));
+        let result = no_panic(|| target.run(bytes, &[], None).verdict);
         let outcome = match &result {
-            Ok(Ok(())) => "ok".to_string(),
-            Ok(Err(e)) => format!("{:?}", e.class),
+            Ok(Verdict::Pass) => "ok".to_string(),
+            Ok(Verdict::Skipped(_)) => "rejected".to_string(),
+            Ok(Verdict::Found(f)) => {
+                eprintln!("{name} FINDING on case {k}: {}", f.signature);
+                "found".to_string()
+            }
             Err(message) => {
-                eprintln!("{target} FINDING on case {k}: {message}");
+                eprintln!("{name} FINDING on case {k}: {message}");
                 "panic".to_string()
             }
         };
         if k < originals.len() {
-            on_seeds.push(match result {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(message) => Err(message),
-            });
+            on_seeds.push(result);
         }
         *counts.entry(outcome).or_default() += 1;
     }
-    eprintln!("{target}: {} cases: {counts:?}", inputs.len());
+    eprintln!("{name}: {} cases: {counts:?}", inputs.len());
     on_seeds
 }
 
 #[test]
 fn tract_target_runs_mostly_valid_cases() {
-    let valid = differential("tract", dlcfuzz::targets::tract, 300, 21);
-    eprintln!("tract valid fraction: {valid:.3}");
+    let valid = differential("tract", 300, 21);
     assert!(
         valid >= 0.9,
         "only {valid:.3} of the cases are valid for tract"
@@ -153,8 +159,7 @@ fn tract_target_runs_mostly_valid_cases() {
 
 #[test]
 fn ort_cpu_target_runs_mostly_valid_cases() {
-    let valid = differential("ort_cpu", dlcfuzz::targets::ort_cpu, 300, 22);
-    eprintln!("ort_cpu valid fraction: {valid:.3}");
+    let valid = differential("ort_cpu", 300, 22);
     assert!(
         valid >= 0.9,
         "only {valid:.3} of the cases are valid for ORT"
@@ -163,13 +168,7 @@ fn ort_cpu_target_runs_mostly_valid_cases() {
 
 #[test]
 fn ort_cpu_mutated_target_runs_valid_rewritten_cases() {
-    let valid = differential(
-        "ort_cpu_mutated",
-        dlcfuzz::targets::ort_cpu_mutated,
-        300,
-        24,
-    );
-    eprintln!("ort_cpu_mutated valid fraction: {valid:.3}");
+    let valid = differential("ort_cpu_mutated", 300, 24);
     assert!(
         valid >= 0.9,
         "only {valid:.3} of the mutated cases are valid for ORT (level-0 rejections excluded)"
@@ -178,13 +177,7 @@ fn ort_cpu_mutated_target_runs_valid_rewritten_cases() {
 
 #[test]
 fn ort_cpu_patterns_target_runs_valid_cases_with_patterns() {
-    let valid = differential(
-        "ort_cpu_patterns",
-        dlcfuzz::targets::ort_cpu_patterns,
-        300,
-        23,
-    );
-    eprintln!("ort_cpu_patterns valid fraction: {valid:.3}");
+    let valid = differential("ort_cpu_patterns", 300, 23);
     assert!(
         valid >= 0.99,
         "only {valid:.3} of the pattern cases are valid for ORT"
@@ -194,7 +187,7 @@ fn ort_cpu_patterns_target_runs_valid_cases_with_patterns() {
 /// TVM Relax for the CPU: 300 random inputs plus the seeds; pass sequences included.
 #[test]
 fn tvm_llvm_target_runs_mostly_valid_cases() {
-    let valid = differential("tvm_llvm", dlcfuzz::targets::tvm_llvm, 300, 23);
+    let valid = differential("tvm_llvm", 300, 23);
     assert!(valid >= 0.9, "valid fraction {valid}");
 }
 
@@ -202,33 +195,35 @@ fn tvm_llvm_target_runs_mostly_valid_cases() {
 /// two seconds here (g++ on Inductor's C++), so this is the slowest smoke test.
 #[test]
 fn torch_compile_cpu_target_runs_mostly_valid_cases() {
-    let valid = differential(
-        "torch_compile_cpu",
-        dlcfuzz::targets::torch_compile_cpu,
-        160,
-        29,
-    );
+    let valid = differential("torch_compile_cpu", 160, 29);
+    assert!(valid >= 0.9, "valid fraction {valid}");
+}
+
+/// TorchScript (CPU) through the same registry path.
+#[test]
+fn torchscript_cpu_target_runs_mostly_valid_cases() {
+    let valid = differential("torchscript_cpu", 200, 31);
     assert!(valid >= 0.9, "valid fraction {valid}");
 }
 
 #[test]
 fn ort_load_target_loads_its_seeds_and_survives_mutants() {
-    let on_seeds = load("ort_load", dlcfuzz::targets::ort_load, 400);
-    for (k, r) in on_seeds.iter().enumerate() {
-        assert_eq!(r, &Ok(()), "ort_load seed {k} does not load and run");
+    for (k, r) in load("ort_load", 400).iter().enumerate() {
+        assert!(matches!(r, Ok(Verdict::Pass)), "ort_load seed {k}: {r:?}");
     }
 }
 
 #[test]
 fn tract_load_target_loads_its_seeds_and_survives_mutants() {
-    let on_seeds = load("tract_load", dlcfuzz::targets::tract_load, 400);
-    for (k, r) in on_seeds.iter().enumerate() {
-        assert_eq!(r, &Ok(()), "tract_load seed {k} does not load and run");
+    for (k, r) in load("tract_load", 400).iter().enumerate() {
+        assert!(matches!(r, Ok(Verdict::Pass)), "tract_load seed {k}: {r:?}");
     }
 }
 
 #[test]
 fn load_targets_reject_garbage_as_invalid_models() {
+    let ort = dlcfuzz::backend::ort::OrtCpu::new().expect("ONNX Runtime (scripts/setup.sh)");
+    let tract = dlcfuzz::backend::tract::Tract::new();
     for garbage in [
         &b""[..],
         b"\x08",
@@ -236,13 +231,54 @@ fn load_targets_reject_garbage_as_invalid_models() {
         b"not an onnx model",
     ] {
         for (target, result) in [
-            ("tract_load", dlcfuzz::targets::tract_load(garbage)),
-            ("ort_load", dlcfuzz::targets::ort_load(garbage)),
+            ("tract_load", tract.load_only(garbage)),
+            ("ort_load", ort.load_only(garbage)),
         ] {
             match result {
                 Err(e) if e.class == ErrorClass::Rejected => {}
                 other => panic!("{target} on {garbage:?}: {other:?}"),
             }
+        }
+    }
+}
+
+/// Every cargo-fuzz target of the registry is wired the same way: a one-line glue file, a
+/// `[[bin]]` in fuzz/Cargo.toml, and (CPU targets) checked-in seeds; every GPU target fails
+/// at setup on a machine without CUDA, naming what is missing, instead of testing nothing.
+#[test]
+fn every_registry_target_is_wired_and_gpu_targets_say_what_is_missing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("fuzz/Cargo.toml")).expect("fuzz/Cargo.toml");
+    for info in TARGETS.iter().filter(|t| t.fuzz_binary) {
+        let glue = root
+            .join("fuzz/fuzz_targets")
+            .join(format!("{}.rs", info.name));
+        let glue =
+            std::fs::read_to_string(&glue).unwrap_or_else(|e| panic!("{}: {e}", glue.display()));
+        assert!(
+            glue.contains(&format!("dlcfuzz::fuzz_target_glue!(\"{}\");", info.name)),
+            "{}: the glue is the one macro line",
+            info.name
+        );
+        assert!(
+            manifest.contains(&format!("name = \"{}\"", info.name)),
+            "{}: no [[bin]]",
+            info.name
+        );
+        if info.device == Device::Cpu {
+            assert!(
+                root.join("corpus").join(info.name).is_dir(),
+                "{}: no seeds",
+                info.name
+            );
+        } else if !tch::Cuda::is_available() {
+            let error = info.build(&TargetConfig::new(info.name, 10)).err();
+            let error = error.unwrap_or_else(|| panic!("{} builds without a GPU", info.name));
+            assert!(
+                error.to_lowercase().contains("cuda"),
+                "{}: {error}",
+                info.name
+            );
         }
     }
 }

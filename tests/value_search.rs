@@ -6,11 +6,11 @@ mod common;
 
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::Backend;
-use dlcfuzz::campaign::harness::Harness;
 use dlcfuzz::emit::onnx::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
 use dlcfuzz::ir::{DType, Tensor};
 use dlcfuzz::ops::registry;
+use dlcfuzz::pipeline::Pipeline;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig};
 use std::time::Duration;
 
@@ -53,7 +53,7 @@ fn gradient_search_makes_vulnerable_graphs_valid_more_often_than_sampling() {
             // Independent check: ONNX Runtime's unoptimized outputs are finite too.
             let model = emit(&g);
             let outs = ort
-                .run(&model, &Harness::inputs(&g, &model), 0)
+                .run(&model, &Pipeline::inputs(&g, &model), 0)
                 .expect("ORT runs the searched model");
             if outs.iter().all(Tensor::is_finite) {
                 ort_finite += 1;

@@ -1,9 +1,5 @@
-//! `cargo fuzz run ort_cpu`: fuzzer bytes → valid graph → ONNX → ONNX Runtime CPU at every
-//! optimization level; a crash or inconsistency panics so libFuzzer saves the input. The
-//! graph transformers that changed the model feed libFuzzer as extra coverage counters
-//! (`dlcfuzz::feedback`); each one seen for the first time is printed.
+//! `cargo fuzz run ort_cpu`: the `ort_cpu` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::ort_cpu(data));
-});
+dlcfuzz::fuzz_target_glue!("ort_cpu");

@@ -1,9 +1,5 @@
-//! `cargo fuzz run ort_cpu_mutated`: HirFuzz on ONNX Runtime CPU. A mutation header picks
-//! the constraint level (level 0 breaks one constraint: only internal assertions and crashes
-//! count) and the function, If and Loop rewrites the generated model goes through before it
-//! is compared with the original at every optimization level.
+//! `cargo fuzz run ort_cpu_mutated`: the `ort_cpu_mutated` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::ort_cpu_mutated(data));
-});
+dlcfuzz::fuzz_target_glue!("ort_cpu_mutated");

@@ -1,7 +1,5 @@
-//! `cargo fuzz run ort_load -- -dict=../dicts/onnx.dict`: the bytes as an untrusted ONNX
-//! file for ONNX Runtime; load errors are fine, crashes and sanitizer reports are findings.
+//! `cargo fuzz run ort_load`: the `ort_load` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = dlcfuzz::targets::ort_load(data);
-});
+dlcfuzz::fuzz_target_glue!("ort_load");

@@ -1,9 +1,5 @@
-//! `cargo fuzz run torch_compile_cpu`: TorchProbe programs as plain Python (closures,
-//! hoisting, writes through views, data-dependent `if`, loops, comprehensions) through
-//! `torch.compile(backend="inductor")` on the CPU in the Python host; compiled must agree with
-//! eager, on a batch of one and, after a recompilation, of two.
+//! `cargo fuzz run torch_compile_cpu`: the `torch_compile_cpu` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::torch_compile_cpu(data));
-});
+dlcfuzz::fuzz_target_glue!("torch_compile_cpu");

@@ -1,7 +1,5 @@
-//! `cargo fuzz run torch_compile_cuda`: `torch_compile_cpu` on CUDA device 0 (Inductor's
-//! Triton backend; GPU machines only: setup fails, naming the missing device, elsewhere).
+//! `cargo fuzz run torch_compile_cuda`: the `torch_compile_cuda` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::torch_compile_cuda(data));
-});
+dlcfuzz::fuzz_target_glue!("torch_compile_cuda");

@@ -1,9 +1,5 @@
-//! `cargo fuzz run torchscript_cpu`: TorchProbe on TorchScript. A program-mutation header
-//! (operator resolution, mutate-then-recover, functionalization, EMI blocks) rewrites the
-//! generated graph's SSA program; the TorchScript JIT (plain, then optimized with the CPU
-//! fuser) must agree with libtorch eager.
+//! `cargo fuzz run torchscript_cpu`: the `torchscript_cpu` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::torchscript_cpu(data));
-});
+dlcfuzz::fuzz_target_glue!("torchscript_cpu");

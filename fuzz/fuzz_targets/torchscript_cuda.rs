@@ -1,7 +1,5 @@
-//! `cargo fuzz run torchscript_cuda`: `torchscript_cpu` with the compiled program on CUDA
-//! device 0 (GPU machines only: setup fails, naming the missing device, elsewhere).
+//! `cargo fuzz run torchscript_cuda`: the `torchscript_cuda` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::torchscript_cuda(data));
-});
+dlcfuzz::fuzz_target_glue!("torchscript_cuda");

@@ -1,7 +1,5 @@
-//! `cargo fuzz run tract_load -- -dict=../dicts/onnx.dict`: the bytes as an untrusted ONNX
-//! file for tract; load errors are fine, panics and sanitizer reports are findings.
+//! `cargo fuzz run tract_load`: the `tract_load` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = dlcfuzz::targets::tract_load(data);
-});
+dlcfuzz::fuzz_target_glue!("tract_load");

@@ -1,7 +1,5 @@
-//! `cargo fuzz run tvm_cuda`: `tvm_llvm` built for CUDA device 0 (GPU machines only: setup
-//! fails, naming the missing device, elsewhere).
+//! `cargo fuzz run tvm_cuda`: the `tvm_cuda` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::tvm_cuda(data));
-});
+dlcfuzz::fuzz_target_glue!("tvm_cuda");

@@ -1,8 +1,5 @@
-//! `cargo fuzz run tvm_llvm`: a generated model through TVM Relax (`from_onnx`, `tvm.compile`
-//! for `llvm`, the Relax VM), plain against the libtorch reference, and after a pass sequence
-//! decoded from the input's head against the plain build.
+//! `cargo fuzz run tvm_llvm`: the `tvm_llvm` row of `dlcfuzz::targets::TARGETS` (`dlcfuzz targets`
+//! describes it); a finding panics with its signature so libFuzzer saves the input.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    dlcfuzz::targets::assert_no_finding(dlcfuzz::targets::tvm_llvm(data));
-});
+dlcfuzz::fuzz_target_glue!("tvm_llvm");

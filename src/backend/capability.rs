@@ -63,12 +63,10 @@ fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
 
 /// Probes one triple on a few single-op models.
 fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
-    let menu = Menu {
-        entries: vec![MenuEntry {
-            spec,
-            choices: vec![choice.clone()],
-        }],
-    };
+    let menu = Menu::from_entries(vec![MenuEntry {
+        spec,
+        choices: vec![choice.clone()],
+    }]);
     let mut generated = false;
     for k in 0..PROBE_CASES {
         let bytes: Vec<u8> = (0..256u32)
@@ -184,6 +182,31 @@ impl Capabilities {
     /// The generator menu of supported triples.
     pub fn menu(&self) -> Menu {
         Menu::new(|spec, sig, class| self.supported.contains(&triple(spec, sig, class)))
+    }
+
+    /// The table as text, one op per line, then the broken triples with their messages
+    /// (`dlcfuzz capabilities`).
+    pub fn listing(&self) -> String {
+        let mut out = String::new();
+        for (op, sigs) in self.table() {
+            out += &format!("{op:24} {}\n", sigs.join(" "));
+        }
+        for ((op, sig, class), message) in &self.broken {
+            let message: String = message.chars().take(160).collect();
+            out += &format!("BROKEN {op} {sig} [{class}]: {message}\n");
+        }
+        out
+    }
+
+    /// Counts of the table, for `dlcfuzz capabilities`.
+    pub fn summary(&self) -> serde_json::Value {
+        serde_json::json!({
+            "backend": self.backend,
+            "supported": self.supported.len(),
+            "unsupported": self.unsupported.len(),
+            "broken": self.broken.len(),
+            "ops": self.table().len(),
+        })
     }
 
     /// Op × dtype table: for each op, the input-dtype signatures supported.

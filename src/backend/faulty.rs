@@ -110,6 +110,10 @@ impl Backend for Faulty {
         self.inner.levels()
     }
 
+    fn python_repro(&self) -> bool {
+        self.inner.python_repro()
+    }
+
     fn run(
         &self,
         model: &OnnxModel,

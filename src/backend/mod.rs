@@ -1,6 +1,10 @@
-//! Backends: one file per compiler, one trait. A backend runs an emitted model at one of its
-//! optimization levels and returns the outputs or a classified error.
+//! Backends: one file per compiler, one trait, one table. A backend runs an emitted ONNX
+//! model at one of its optimization levels and returns the outputs or a classified error;
+//! what differs between backends (levels, whether a standalone Python reproducer can run
+//! it, whether culprit passes can be bisected) is a [`Backend`] method, and [`by_name`]
+//! over [`BACKENDS`] is the only place a backend is named.
 
+pub mod bisect;
 pub mod capability;
 pub mod faulty;
 pub mod ort;
@@ -82,6 +86,20 @@ pub trait Backend: Send + Sync {
         self.run(model, inputs, level).map(|_| ())
     }
 
+    /// Whether a finding's standalone `repro.py` can run this compiler from its Python
+    /// package (ONNX Runtime's wheel): the campaign then writes one with every finding and
+    /// re-runs it on the newest release.
+    fn python_repro(&self) -> bool {
+        false
+    }
+
+    /// Whether a finding at `level` can be narrowed to the culprit optimizations by
+    /// bisection (ONNX Runtime disables transformers by name).
+    fn bisects_culprits(&self, level: &str) -> bool {
+        let _ = level;
+        false
+    }
+
     /// Like [`Backend::run`], and also appends to `fired` the names of the optimizations that
     /// changed the model while it compiled (ONNX Runtime's graph transformers, say). Backends
     /// that report no such events run plainly and leave `fired` alone.
@@ -94,5 +112,53 @@ pub trait Backend: Send + Sync {
     ) -> Result<Vec<Tensor>, BackendError> {
         let _ = fired;
         self.run(model, inputs, level)
+    }
+}
+
+/// One row of [`BACKENDS`].
+pub struct BackendInfo {
+    /// The name targets and `--backend` use.
+    pub name: &'static str,
+    /// One line for listings.
+    pub summary: &'static str,
+    /// Loads the backend, or says what is missing.
+    pub build: fn() -> Result<Box<dyn Backend>, String>,
+}
+
+/// Every ONNX backend.
+pub static BACKENDS: &[BackendInfo] = &[
+    BackendInfo {
+        name: "ort",
+        summary: "ONNX Runtime CPU (the release DLCFUZZ_ORT_VERSION or ORT_DYLIB_PATH names; default the newest)",
+        build: || Ok(Box::new(ort::OrtCpu::new()?)),
+    },
+    BackendInfo {
+        name: "tract",
+        summary: "tract, linked in (typed, decluttered, optimized); panics are caught as crash errors",
+        build: || Ok(Box::new(tract::Tract::new())),
+    },
+    BackendInfo {
+        name: "tvm",
+        summary: "TVM Relax for llvm, in the Python host (scripts/setup.sh --python-compilers)",
+        build: || Ok(Box::new(tvm::Tvm::llvm(python::request_timeout())?)),
+    },
+    BackendInfo {
+        name: "faulty",
+        summary: "ONNX Runtime with injected segfaults, aborts, hangs and leaks (reliability tests; DLCFUZZ_ALLOW_FAULTS=1)",
+        build: || Ok(Box::new(faulty::Faulty::new(Box::new(ort::OrtCpu::new()?))?)),
+    },
+];
+
+/// Loads the backend called `name`, or says why not (an unknown name lists the known ones).
+pub fn by_name(name: &str) -> Result<Box<dyn Backend>, String> {
+    match BACKENDS.iter().find(|b| b.name == name) {
+        Some(info) => (info.build)(),
+        None => {
+            let names: Vec<&str> = BACKENDS.iter().map(|b| b.name).collect();
+            Err(format!(
+                "unknown backend {name:?}; the backends are: {}",
+                names.join(", ")
+            ))
+        }
     }
 }

@@ -280,6 +280,15 @@ impl Backend for OrtCpu {
         &LEVELS
     }
 
+    fn python_repro(&self) -> bool {
+        true
+    }
+
+    fn bisects_culprits(&self, level: &str) -> bool {
+        // Nothing is optimized at `disable`; `process` is a dead process, not a level.
+        level != LEVELS[0] && level != "process"
+    }
+
     fn run(
         &self,
         model: &OnnxModel,

@@ -2,28 +2,11 @@
 //! process boundary, and the in-process executor.
 
 use super::finding;
-use super::harness::Harness;
-use crate::emit::onnx::emit;
-use crate::oracle::{Skip, Verdict};
-use crate::reduce::{apply_all, Edit};
+use crate::oracle::Verdict;
+use crate::reduce::Edit;
+use crate::targets::FuzzTarget;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Which backend a campaign tests, and how its inputs decode: everything a separate process
-/// needs to rebuild the same harness, saved with the campaign and with every finding.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Target {
-    /// Backend name (`ort`, `tract`, `faulty`).
-    pub backend: String,
-    /// Most operator nodes per generated graph.
-    pub max_nodes: usize,
-    /// Pattern library spliced into each seed graph (`builtin` or a file), if any.
-    pub patterns: Option<String>,
-    /// Whether inputs start with a mutation header: HirFuzz constraint levels and ONNX
-    /// function rewrites (`ort_cpu_mutated`).
-    #[serde(default)]
-    pub mutations: bool,
-}
 
 /// One test to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -121,33 +104,13 @@ pub trait Executor {
     }
 }
 
-/// Where a test's model goes before the backend sees it, so that a process death still
-/// leaves the model behind.
-pub const INFLIGHT_MODEL: &str = "model.onnx";
-
-/// Runs `request` on `harness`: prepare, apply the edits, write the model to `inflight` (when
-/// given), judge, and write a finding folder when the verdict is new under `save_to`.
-pub fn run_request(harness: &Harness, request: &Request, inflight: Option<&Path>) -> Outcome {
-    let mut case = harness.prepare(&request.bytes);
-    if let Err(e) = apply_all(&mut case, &request.edits) {
-        return Outcome {
-            verdict: Verdict::Skipped(Skip::Invalid(format!("reduction edits: {e}"))),
-            nodes: 0,
-            ops: String::new(),
-            fired: Vec::new(),
-            new_finding: None,
-            death: None,
-        };
-    }
-    let model = emit(&case);
-    if let Some(dir) = inflight {
-        // Best effort: a full disk must not stop the test.
-        let _ = std::fs::write(dir.join(INFLIGHT_MODEL), &model.bytes);
-    }
-    let run = harness.judge_emitted(case, model);
+/// Runs `request` on `target` (the model goes to `inflight` first, when given) and writes a
+/// finding folder when the verdict is a new finding under `save_to`.
+pub fn run_request(target: &dyn FuzzTarget, request: &Request, inflight: Option<&Path>) -> Outcome {
+    let run = target.run(&request.bytes, &request.edits, inflight);
     let new_finding = match (&request.save_to, &run.verdict) {
         (Some(out), Verdict::Found(f)) => {
-            match finding::write_new(out, &request.bytes, &run, f, harness.backend.as_ref()) {
+            match finding::write_new(out, &request.bytes, &run, f, target) {
                 Ok(created) => created,
                 Err(e) => {
                     tracing::error!("cannot write the finding under {}: {e}", out.display());
@@ -158,8 +121,8 @@ pub fn run_request(harness: &Harness, request: &Request, inflight: Option<&Path>
         _ => None,
     };
     Outcome {
-        nodes: run.case.graph.op_count(),
-        ops: Harness::op_types(&run.case),
+        nodes: run.nodes(),
+        ops: run.op_types(),
         fired: run.fired,
         verdict: run.verdict,
         new_finding,
@@ -170,17 +133,17 @@ pub fn run_request(harness: &Harness, request: &Request, inflight: Option<&Path>
 /// Runs every request in this process: fastest, but a backend that crashes takes the
 /// campaign with it (the runner then files the in-flight input when it resumes).
 pub struct InProcess {
-    /// The harness.
-    pub harness: Harness,
+    /// The target.
+    pub target: Box<dyn FuzzTarget>,
 }
 
 impl Executor for InProcess {
     fn execute(&mut self, request: &Request) -> Result<Outcome, String> {
-        Ok(run_request(&self.harness, request, None))
+        Ok(run_request(self.target.as_ref(), request, None))
     }
 
     fn reference_level(&self) -> &str {
-        self.harness.backend.levels()[0]
+        self.target.reference_level()
     }
 
     fn peak_rss_kb(&self) -> u64 {

@@ -1,13 +1,13 @@
-//! Fuzz campaigns (`dlcfuzz fuzz`): the harness that runs one test, executors that run it in
-//! process or in an isolated worker, the crash-safe runner with its on-disk state, finding
-//! folders, dedup, and the post-processing of new findings (reduce, bisect, report).
+//! Fuzz campaigns (`dlcfuzz fuzz`) over any [`crate::targets`] target: executors that run one
+//! test in process or in an isolated worker, the crash-safe runner with its on-disk state, finding
+//! folders, dedup, and the post-processing of new findings (reduce, bisect, check on the newest release, report).
 
-pub mod bisect;
 pub mod dedup;
 pub mod executor;
 pub mod finding;
-pub mod harness;
+pub mod launch;
 pub mod post;
+pub mod replay;
 pub mod runner;
 pub mod verify;
 pub mod worker;
@@ -126,6 +126,21 @@ impl Stats {
                 *self.signatures.entry(f.signature.clone()).or_insert(0) += 1;
             }
         }
+    }
+
+    /// One progress line: tests, rate, validity, findings and coverage so far.
+    pub fn progress_line(&self) -> String {
+        format!(
+            "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, restarts {}",
+            self.tests,
+            self.tests_per_s,
+            self.valid_fraction,
+            self.unsupported_fraction,
+            self.findings,
+            self.transformer_tests.len(),
+            self.features,
+            self.restarts
+        )
     }
 
     /// Fills the derived figures.

@@ -6,16 +6,14 @@
 //! `repro.py` and `report.json` then describe the reduced case, and `reduction.json` holds
 //! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`.
 
-use super::bisect::bisect;
-use super::executor::{Executor, Request, Target};
-use super::finding::{self, Report, INPUT, MODEL};
-use super::harness::Harness;
+use super::executor::{Executor, Request};
+use super::finding::{Report, INPUT, MODEL};
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
-use crate::emit::onnx::emit;
+use crate::backend::bisect::bisect;
 use crate::oracle::Verdict;
-use crate::reduce::{apply_all, reduce, reduction_key, Reduction};
-use crate::reference::TorchReference;
+use crate::reduce::{reduce, reduction_key, Reduction};
+use crate::targets::TargetConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,14 +29,14 @@ pub const ORIGINAL_MODEL: &str = "original.onnx";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Envelope {
     /// The campaign target.
-    pub target: Target,
+    pub target: TargetConfig,
     /// [`crate::gen::DECODER_VERSION`] when the input was saved.
     pub decoder_version: u32,
 }
 
 impl Envelope {
     /// Writes `dir/target.json` for `target` with the current decoder version.
-    pub fn write(dir: &Path, target: &Target) -> std::io::Result<()> {
+    pub fn write(dir: &Path, target: &TargetConfig) -> std::io::Result<()> {
         let envelope = Envelope {
             target: target.clone(),
             decoder_version: crate::gen::DECODER_VERSION,
@@ -86,72 +84,69 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     }
     let mut report = Report::read(dir)?;
     let bytes = std::fs::read(dir.join(INPUT)).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let harness = Harness::for_target(&envelope.target)?;
+    let target = crate::targets::build(&envelope.target)?;
     let inflight = dir.join(".reduce-inflight");
     let mut executor = Isolated::start(&opts.program, &envelope.target, opts.isolation, &inflight)?;
     let key = reduction_key(&report.finding.signature);
-    let (reduction, case) = {
-        let mut still_fails = |edits: &[crate::reduce::Edit]| {
-            let request = Request {
-                bytes: bytes.clone(),
-                edits: edits.to_vec(),
-                save_to: None,
-            };
-            matches!(
-                executor.execute(&request),
-                Ok(outcome) if matches!(&outcome.verdict, Verdict::Found(f) if reduction_key(&f.signature) == key)
-            )
+    let mut still_fails = |edits: &[crate::reduce::Edit]| {
+        let request = Request {
+            bytes: bytes.clone(),
+            edits: edits.to_vec(),
+            save_to: None,
         };
-        if !still_fails(&[]) {
-            let _ = std::fs::remove_dir_all(&inflight);
-            return Err(format!(
-                "{} does not reproduce (its signature is {})",
-                dir.display(),
-                report.finding.signature
-            ));
-        }
-        let case = harness.prepare(&bytes);
-        (reduce(&case, opts.budget, &mut still_fails), case)
+        matches!(
+            executor.execute(&request),
+            Ok(outcome) if matches!(&outcome.verdict, Verdict::Found(f) if reduction_key(&f.signature) == key)
+        )
+    };
+    if !still_fails(&[]) {
+        let _ = std::fs::remove_dir_all(&inflight);
+        return Err(format!(
+            "{} does not reproduce (its signature is {})",
+            dir.display(),
+            report.finding.signature
+        ));
+    }
+    // Inputs that are not graphs (untrusted ONNX files) are kept as found.
+    let reduction = match target.decode(&bytes) {
+        Some(case) => reduce(&case, opts.budget, &mut still_fails),
+        None => Reduction::default(),
     };
     drop(executor);
     let _ = std::fs::remove_dir_all(&inflight);
-    let mut reduced = case;
-    apply_all(&mut reduced, &reduction.edits).map_err(|e| format!("saved edits: {e}"))?;
-    let model = emit(&reduced);
+    // The reduced case's artifacts, from one more in-process run of the target.
+    let run = target.run(&bytes, &reduction.edits, None);
     let original = dir.join(ORIGINAL_MODEL);
-    if !original.exists() && dir.join(MODEL).exists() {
+    if !original.exists() && dir.join(MODEL).exists() && !reduction.edits.is_empty() {
         std::fs::rename(dir.join(MODEL), &original).map_err(|e| e.to_string())?;
     }
-    std::fs::write(dir.join(MODEL), &model.bytes).map_err(|e| e.to_string())?;
+    for (name, contents) in &run.artifacts {
+        std::fs::write(dir.join(name), contents).map_err(|e| e.to_string())?;
+    }
     std::fs::write(
         dir.join(REDUCTION_JSON),
         serde_json::to_vec_pretty(&reduction).expect("serializable"),
     )
     .map_err(|e| e.to_string())?;
-    let ort_levels = harness.backend.levels() == crate::backend::ort::LEVELS;
-    if ort_levels {
-        let exact = TorchReference.judge(&reduced, &model).envelope;
-        let exact = exact.as_ref();
-        let repro = finding::repro_py(&model, &reduced, &report.finding, None, exact);
-        std::fs::write(dir.join("repro.py"), repro).map_err(|e| e.to_string())?;
-        let bisectable = envelope.target.backend == "ort"
-            && !matches!(report.finding.level.as_str(), "disable" | "process");
-        if bisectable {
-            let culprits = bisect(dir, &report.finding.level);
-            if let Ok(c) = &culprits {
-                let repro = finding::repro_py(&model, &reduced, &report.finding, Some(c), exact);
+    if target.bisects(&report.finding) {
+        let culprits = bisect(dir, &report.finding.level);
+        if let Ok(c) = &culprits {
+            if let Some(repro) = target.culprit_repro(&bytes, &reduction.edits, &report.finding, c)
+            {
                 std::fs::write(dir.join("repro.py"), repro).map_err(|e| e.to_string())?;
             }
-            report.culprits = Some(culprits);
         }
+        report.culprits = Some(culprits);
     }
     if dir.join("repro.py").exists() {
-        report.newest = Some(recheck_on_newest(dir));
+        report.newest = Some(recheck_on_newest(dir, &target.newest_env()));
     }
     report.severity = Some(Severity::of(&report.finding));
     report.spec = Some(spec_basis(&report.finding));
-    report.op_types = Harness::op_types(&reduced);
-    report.nodes = reduced.graph.op_count();
+    if run.case.is_some() {
+        report.op_types = run.op_types();
+        report.nodes = run.nodes();
+    }
     report.write(dir).map_err(|e| e.to_string())?;
     crate::report::finding::write(dir).map_err(|e| e.to_string())?;
     Ok(reduction)

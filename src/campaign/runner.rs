@@ -15,13 +15,14 @@
 //! died files its input as a crash), re-queues findings still lacking a `report.md` for
 //! reduction, and goes on from the saved index: at worst a second of tests runs twice.
 
-use super::executor::{Death, Executor, Outcome, Request, Target};
+use super::executor::{Death, Executor, Outcome, Request};
 use super::finding::{self, read_count, write_count};
 use super::post::Envelope;
 use super::worker::Isolation;
 use super::Stats;
 use crate::mutate::levels::{Level, LevelPolicy};
 use crate::oracle::Verdict;
+use crate::targets::TargetConfig;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -60,7 +61,7 @@ pub struct CampaignConfig {
     /// The campaign folder.
     pub out: PathBuf,
     /// What is tested.
-    pub target: Target,
+    pub target: TargetConfig,
     /// Time budget of this run.
     pub time: Duration,
     /// Stop after this many tests in total (0: no limit).
@@ -75,10 +76,18 @@ pub struct CampaignConfig {
     pub reduce: Option<AutoReduce>,
 }
 
+impl CampaignConfig {
+    /// Whether the target's inputs start with a HirFuzz constraint-level byte, which the
+    /// campaign sets from its adaptive level-0 probability.
+    pub fn constraint_levels(&self) -> bool {
+        crate::targets::by_name(&self.target.name).is_ok_and(|t| t.constraint_levels)
+    }
+}
+
 /// What `campaign.json` pins: a resumed campaign must match it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Pinned {
-    target: Target,
+    target: TargetConfig,
     seed: u64,
     input_len: usize,
     decoder_version: u32,
@@ -248,7 +257,7 @@ fn leftovers(config: &CampaignConfig, isolated: bool, shared: &Mutex<Shared>) {
                 cause: "process-died".into(),
                 stderr: "the campaign process died while testing this input (in-process run)"
                     .into(),
-                model: std::fs::read(job.join(super::executor::INFLIGHT_MODEL)).ok(),
+                model: std::fs::read(job.join(crate::targets::MODEL)).ok(),
             };
             let outcome = Outcome::of_death(death);
             let mut s = shared.lock().expect("lock");
@@ -269,8 +278,7 @@ fn record(
 ) {
     let findings = config.out.join(FINDINGS);
     let level = config
-        .target
-        .mutations
+        .constraint_levels()
         .then(|| Level::of_byte(bytes.first().copied().unwrap_or(0)));
     if let Some(level) = level {
         let stats = &mut s.state.stats;
@@ -287,7 +295,7 @@ fn record(
     );
     if let Verdict::Found(f) = &outcome.verdict {
         let created = match &outcome.death {
-            Some(_) => finding::write_death(&findings, bytes, outcome, f, &config.target.backend)
+            Some(_) => finding::write_death(&findings, bytes, outcome, f, &config.target.name)
                 .unwrap_or_else(|e| {
                     tracing::error!("cannot write a finding: {e}");
                     None
@@ -369,7 +377,7 @@ fn job(
                     let index = s.state.next_index;
                     s.state.next_index += 1;
                     let mut bytes = input(config.seed, index, config.input_len, &s.corpus);
-                    if config.target.mutations {
+                    if config.constraint_levels() {
                         set_level_byte(&mut bytes, &s.state.levels, config.seed, index);
                     }
                     bytes

@@ -104,15 +104,15 @@ pub struct NewestCheck {
     pub output: String,
 }
 
-/// Runs `dir/repro.py` with the newest ONNX Runtime (the wheel `scripts/setup.sh` keeps in
-/// [`crate::paths::deps_dir`], whatever release the campaign tested) and says whether the bug
-/// is still live there. `Err` when the script cannot run at all.
-pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
+/// Runs `dir/repro.py` in `env` (the newest release, whatever release the campaign tested)
+/// and says whether the bug is still live there. `Err` when the script cannot run at all.
+pub fn recheck_on_newest(dir: &Path, env: &crate::targets::NewestEnv) -> Result<NewestCheck, String> {
     let script = dir.join("repro.py");
     if !script.exists() {
         return Err("no repro.py".into());
     }
     let mut child = crate::paths::python()
+        .env("PYTHONPATH", &env.python_path)
         .arg(&script)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -137,8 +137,11 @@ pub fn recheck_on_newest(dir: &Path) -> Result<NewestCheck, String> {
     let output = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
     let version = text
         .lines()
-        .find_map(|l| l.strip_prefix("onnxruntime "))
-        .unwrap_or(crate::paths::ORT_NEWEST)
+        .find_map(|l| {
+            l.strip_prefix("onnxruntime ")
+                .or_else(|| l.strip_prefix("release: "))
+        })
+        .unwrap_or(&env.release)
         .trim()
         .to_string();
     // Python exits with 1 on an uncaught exception too: a traceback means the script broke.

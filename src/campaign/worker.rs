@@ -8,8 +8,9 @@
 //! [`Outcome`] line. Anything else a backend prints to stdout is ignored. Before running the
 //! backend the worker writes the model to its in-flight folder, so a death keeps the model.
 
-use super::executor::{run_request, Death, Executor, Outcome, Request, Target, INFLIGHT_MODEL};
-use super::harness::Harness;
+use super::executor::{run_request, Death, Executor, Outcome, Request};
+use crate::targets::MODEL as INFLIGHT_MODEL;
+use crate::targets::{FuzzTarget, TargetConfig};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -30,17 +31,17 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// The worker side: serves requests from stdin until it closes. The worker dies with its
 /// parent (`PR_SET_PDEATHSIG`), so a killed campaign leaves no orphans.
-pub fn serve(harness: &Harness, inflight: &Path) -> std::io::Result<()> {
+pub fn serve(target: &dyn FuzzTarget, inflight: &Path) -> std::io::Result<()> {
     // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     std::fs::create_dir_all(inflight)?;
-    let ready = format!("{READY} {}\n", harness.backend.levels()[0]);
+    let ready = format!("{READY} {}\n", target.reference_level());
     write_line(&ready)?;
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let request: Request = serde_json::from_str(&line).map_err(std::io::Error::other)?;
         // The parent removed the previous in-flight model before sending this request.
-        let outcome = run_request(harness, &request, Some(inflight));
+        let outcome = run_request(target, &request, Some(inflight));
         let reply = serde_json::to_string(&outcome).map_err(std::io::Error::other)?;
         write_line(&format!("{OUTCOME}{reply}\n"))?;
     }
@@ -72,7 +73,7 @@ struct Running {
 /// The parent side: an [`Executor`] that runs each request in a worker process.
 pub struct Isolated {
     program: PathBuf,
-    target: Target,
+    target: TargetConfig,
     isolation: Isolation,
     inflight: PathBuf,
     running: Option<Running>,
@@ -115,7 +116,7 @@ impl Isolated {
     /// `inflight`. Fails when the worker cannot start (the backend is missing, for example).
     pub fn start(
         program: &Path,
-        target: &Target,
+        target: &TargetConfig,
         isolation: Isolation,
         inflight: &Path,
     ) -> Result<Isolated, String> {
@@ -136,16 +137,13 @@ impl Isolated {
     fn spawn(&mut self) -> Result<(), String> {
         let mut cmd = Command::new(&self.program);
         cmd.arg("worker")
-            .args(["--backend", &self.target.backend])
+            .args(["--target", &self.target.name])
             .args(["--max-nodes", &self.target.max_nodes.to_string()])
             .arg("--inflight")
             .arg(&self.inflight)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if self.target.mutations {
-            cmd.arg("--mutate");
-        }
         if let Some(p) = &self.target.patterns {
             cmd.args(["--patterns", p]);
         }
@@ -199,7 +197,7 @@ impl Isolated {
                             .into_owned();
                     return Err(format!(
                         "the worker did not start ({}): {}",
-                        self.target.backend,
+                        self.target.name,
                         err.lines().last().unwrap_or("no message")
                     ));
                 }

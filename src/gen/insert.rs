@@ -45,6 +45,12 @@ pub(crate) fn pick(u: &mut Unstructured, n: usize, attempt: usize) -> usize {
     (u.arbitrary::<u16>().unwrap_or(0) as usize + attempt * 7) % n
 }
 
+/// The draw that picks an op ([`Menu::pick`]); a retry lands elsewhere on the ring.
+fn op_draw(u: &mut Unstructured, attempt: usize) -> u16 {
+    let draw = u.arbitrary::<u16>().unwrap_or(0);
+    draw.wrapping_add((attempt as u16).wrapping_mul(40_503))
+}
+
 /// A fresh symbolic tensor for a new placeholder of the given dtype and rank.
 /// Where `like` is given, each dimension is hinted toward the aligned (trailing) dimension of
 /// `like`, so element-wise partners usually match without the solver.
@@ -225,7 +231,7 @@ impl Generator<'_> {
     }
 
     fn try_forward(&mut self, u: &mut Unstructured, attempt: usize) -> bool {
-        let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
+        let entry = self.menu.pick(op_draw(u, attempt));
         let spec = &*registry()[entry.spec];
         let values = self.graph.values();
         let Some(choice) = self.pick_forward_choice(u, spec, &entry.choices, &values, attempt)
@@ -409,7 +415,7 @@ impl Generator<'_> {
         }
         let p = free[pick(u, free.len(), attempt)];
         let target = self.graph.node(p).outputs[0].clone();
-        let entry = &self.menu.entries[pick(u, self.menu.entries.len(), attempt)];
+        let entry = self.menu.pick(op_draw(u, attempt));
         let spec = &*registry()[entry.spec];
         let usable: Vec<&Choice> = entry
             .choices

@@ -1,5 +1,13 @@
 //! The menu of choices a generator may make: (op, dtype signature, attribute class) triples
 //! that a backend supports, narrowed per test case by the swarm [`super::Config`].
+//!
+//! Ops are identified in the decoder by a stable id derived from their name
+//! ([`op_key`]), never by their position in the registry: the swarm mask bit of an op is its
+//! id mod 128, and a drawn `u16` picks an op by consistent hashing ([`Menu::pick`]: the first
+//! of the ops' ring points at or after the draw, [`RING_POINTS`] points per op so that each
+//! op gets a near-equal share). Adding an op takes over only the draws that land just
+//! before its own points; every other draw still picks the op it picked before, so existing
+//! seeds keep their meaning.
 
 use crate::ir::DType;
 use crate::ops::{registry, Sig, SpecId};
@@ -23,11 +31,35 @@ pub struct MenuEntry {
     pub choices: Vec<Choice>,
 }
 
+/// Points per op on the consistent-hashing ring.
+pub const RING_POINTS: u64 = 64;
+
+/// The stable 64-bit id of the op spec called `name`, salted by `salt` (FNV-1a over the
+/// name's bytes and the salt's, then SplitMix64's finalizer so that every bit depends on
+/// every input bit): independent of the registry's order.
+pub fn op_key(name: &str, salt: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes().chain(salt.to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// The swarm-mask bit of spec `spec`.
+pub fn mask_bit(spec: SpecId) -> u32 {
+    (op_key(registry()[spec].name(), 0) % 128) as u32
+}
+
 /// Everything a generator may instantiate.
 #[derive(Clone, Debug)]
 pub struct Menu {
     /// Entries with at least one choice, in registry order.
     pub entries: Vec<MenuEntry>,
+    /// The consistent-hashing ring: (point, index into `entries`), sorted.
+    ring: Vec<(u16, usize)>,
 }
 
 impl Menu {
@@ -52,7 +84,29 @@ impl Menu {
                 (!choices.is_empty()).then_some(MenuEntry { spec, choices })
             })
             .collect();
-        Menu { entries }
+        Menu::from_entries(entries)
+    }
+
+    /// The menu of `entries`, with its ring.
+    pub fn from_entries(entries: Vec<MenuEntry>) -> Menu {
+        let mut ring: Vec<(u16, usize)> = entries
+            .iter()
+            .enumerate()
+            .flat_map(|(i, e)| {
+                let name = registry()[e.spec].name();
+                (1..=RING_POINTS).map(move |k| ((op_key(name, k) >> 48) as u16, i))
+            })
+            .collect();
+        ring.sort_unstable();
+        Menu { entries, ring }
+    }
+
+    /// The entry a drawn `u16` picks: the owner of the first ring point at or after `draw`
+    /// (wrapping). Panics on an empty menu.
+    pub fn pick(&self, draw: u16) -> &MenuEntry {
+        let at = self.ring.partition_point(|(point, _)| *point < draw);
+        let (_, index) = self.ring[at % self.ring.len()];
+        &self.entries[index]
     }
 
     /// The allowed choices of `spec` (empty when it is not on the menu).
@@ -75,13 +129,13 @@ impl Menu {
         Menu::new(|_, _, _| true)
     }
 
-    /// The sub-menu of ops whose bit is set in `op_mask` (bit = registry index mod 128) and of
+    /// The sub-menu of ops whose bit is set in `op_mask` ([`mask_bit`]) and of
     /// signatures whose dtypes are all in `dtypes`. Falls back to `self` when that is empty.
     pub fn swarm(&self, op_mask: u128, dtypes: &BTreeSet<DType>) -> Menu {
         let entries: Vec<MenuEntry> = self
             .entries
             .iter()
-            .filter(|e| op_mask & (1u128 << (e.spec % 128)) != 0)
+            .filter(|e| op_mask & (1u128 << mask_bit(e.spec)) != 0)
             .filter_map(|e| {
                 let choices: Vec<Choice> = e
                     .choices
@@ -104,7 +158,7 @@ impl Menu {
         if entries.is_empty() {
             self.clone()
         } else {
-            Menu { entries }
+            Menu::from_entries(entries)
         }
     }
 
@@ -150,5 +204,44 @@ mod tests {
             .all(|d| *d == DType::F32))));
         let none = all.swarm(0, &f32_only);
         assert_eq!(none.len(), all.len());
+    }
+
+    #[test]
+    fn picks_depend_on_names_not_on_registry_order_and_shares_are_even() {
+        let all = Menu::everything();
+        let picks: Vec<SpecId> = (0..=u16::MAX)
+            .step_by(7)
+            .map(|d| all.pick(d).spec)
+            .collect();
+        // Dropping one op (as if it had just been added) changes only the draws it owned.
+        let dropped = all.entries[3].spec;
+        let fewer = Menu::from_entries(
+            all.entries
+                .iter()
+                .filter(|e| e.spec != dropped)
+                .cloned()
+                .collect(),
+        );
+        let moved = (0..=u16::MAX)
+            .step_by(7)
+            .zip(&picks)
+            .filter(|(d, p)| **p != dropped && fewer.pick(*d).spec != **p)
+            .count();
+        assert_eq!(moved, 0);
+        // Every op gets a share within a factor of two of the mean.
+        let mut counts = std::collections::BTreeMap::<SpecId, usize>::new();
+        for p in &picks {
+            *counts.entry(*p).or_default() += 1;
+        }
+        let mean = picks.len() as f64 / all.entries.len() as f64;
+        assert_eq!(counts.len(), all.entries.len());
+        for (spec, n) in counts {
+            let share = n as f64 / mean;
+            assert!(
+                (0.5..2.0).contains(&share),
+                "{}: {share:.2}",
+                registry()[spec].name()
+            );
+        }
     }
 }

@@ -26,7 +26,7 @@ pub const CONFIG_BYTES: usize = 40;
 /// header). Bump it whenever the same bytes may decode to a different test case: saved
 /// inputs carry it (`target.json` in finding folders, `corpus/envelopes/`), and replay warns
 /// when it differs.
-pub const DECODER_VERSION: u32 = 5;
+pub const DECODER_VERSION: u32 = 6;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

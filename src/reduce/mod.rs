@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// What a reduction did.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Reduction {
     /// The edits to apply, in order, to the decoded case.
     pub edits: Vec<Edit>,

@@ -64,6 +64,20 @@ pub struct Summary {
     pub reduced: usize,
 }
 
+/// Writes the campaign report of `out` (see [`campaign`]) and returns where, with the
+/// summary counts, as JSON (`dlcfuzz report`).
+pub fn campaign_json(out: &Path) -> Result<serde_json::Value, String> {
+    let path = campaign(out)?;
+    let summary = summarize(out);
+    Ok(serde_json::json!({
+        "report": path,
+        "distinct_signatures": summary.signatures,
+        "distinct_after_dedup": summary.clusters.len(),
+        "reduced": summary.reduced,
+        "mean_reduction_ratio": summary.mean_reduction_ratio,
+    }))
+}
+
 /// Computes the [`Summary`] of campaign folder `out`.
 pub fn summarize(out: &Path) -> Summary {
     let members = members(out);

@@ -1,77 +1,161 @@
-//! The differential targets: one lazily built harness per target, one test per input.
+//! The differential ONNX targets (`ort_cpu`, `ort_cpu_patterns`, `ort_cpu_mutated`, `tract`,
+//! and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a [`FuzzTarget`].
 
-use super::set_up as harness;
+use super::repro::ort::repro_py;
+use super::{FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
+use crate::backend::bisect::Culprits;
+use crate::backend::faulty::Faulty;
+use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
-use crate::campaign::harness::{Harness, TestRun};
-use crate::gen::Limits;
+use crate::emit::onnx::emit;
+use crate::gen::TestCase;
 use crate::mutate::patterns::Library;
-use crate::oracle::Verdict;
-use std::sync::OnceLock;
+use crate::oracle::{Finding, Skip, Verdict};
+use crate::pipeline::Pipeline;
+use crate::reduce::{apply_all, Edit};
+use crate::reference::TorchReference;
+use std::path::Path;
 
-/// `ort_cpu`: a generated model through ONNX Runtime CPU at every optimization level. The
-/// graph transformers that changed the model feed libFuzzer as extra coverage counters
-/// ([`crate::feedback`]); each one seen for the first time is printed.
-pub fn ort_cpu(data: &[u8]) -> Verdict {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    observed(harness(&HARNESS, "ort_cpu", || Harness::ort_cpu(Limits::default())).test(data))
+/// A differential target: its registry row and its pipeline.
+pub struct Differential {
+    info: &'static TargetInfo,
+    /// The test pipeline (backend, menu, value search, reference, patterns, mutations).
+    pub pipeline: Pipeline,
 }
 
-/// The verdict of an ONNX Runtime run, after its fired transformers went to libFuzzer's extra
-/// counters (each one seen for the first time is printed).
-fn observed(run: TestRun) -> Verdict {
-    for name in crate::feedback::observe(&run.fired) {
-        eprintln!("dlcfuzz: transformer fired: {name}");
-    }
-    run.verdict
-}
-
-/// `ort_cpu_patterns`: like [`ort_cpu`], with optimizer patterns (OATest) spliced into each
-/// seed graph: the built-in library, or the one in the file `DLCFUZZ_PATTERNS` names (written
-/// by `dlcfuzz patterns extract`). The input starts with the splice header
-/// ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
-pub fn ort_cpu_patterns(data: &[u8]) -> Verdict {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    observed(
-        harness(&HARNESS, "ort_cpu_patterns", || {
-            let name = std::env::var_os("DLCFUZZ_PATTERNS")
-                .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned());
-            Ok(Harness::ort_cpu(Limits::default())?.with_patterns(Library::named(&name)?))
+impl Differential {
+    /// The target `name` over `pipeline`.
+    pub fn new(name: &str, pipeline: Pipeline) -> Result<Differential, String> {
+        Ok(Differential {
+            info: super::by_name(name)?,
+            pipeline,
         })
-        .test(data),
-    )
+    }
+}
+
+impl FuzzTarget for Differential {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        self.pipeline.backend.version()
+    }
+
+    fn reference_level(&self) -> &str {
+        self.pipeline.backend.levels()[0]
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
+        Some(self.pipeline.prepare(bytes))
+    }
+
+    fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
+        let mut case = self.pipeline.prepare(bytes);
+        if let Err(e) = apply_all(&mut case, edits) {
+            return TargetRun::bare(Verdict::Skipped(Skip::Invalid(format!(
+                "reduction edits: {e}"
+            ))));
+        }
+        let model = emit(&case);
+        if let Some(dir) = inflight {
+            // Best effort: a full disk must not stop the test.
+            let _ = std::fs::write(dir.join(MODEL), &model.bytes);
+        }
+        let run = self.pipeline.judge_emitted(case, model);
+        let mut artifacts = Vec::new();
+        if let Verdict::Found(f) = &run.verdict {
+            artifacts.push((MODEL.to_string(), run.model.bytes.clone()));
+            if self.pipeline.backend.python_repro() {
+                let script = repro_py(&run.model, &run.case, f, None, run.envelope.as_ref());
+                artifacts.push(("repro.py".to_string(), script.into_bytes()));
+            }
+        }
+        TargetRun {
+            verdict: run.verdict,
+            case: Some(run.case),
+            fired: run.fired,
+            model: Some(run.model.bytes),
+            artifacts,
+        }
+    }
+
+    fn bisects(&self, finding: &Finding) -> bool {
+        self.pipeline.backend.bisects_culprits(&finding.level)
+    }
+
+    fn culprit_repro(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        finding: &Finding,
+        culprits: &Culprits,
+    ) -> Option<String> {
+        if !self.pipeline.backend.python_repro() {
+            return None;
+        }
+        let mut case = self.pipeline.prepare(bytes);
+        apply_all(&mut case, edits).ok()?;
+        let model = emit(&case);
+        let exact = TorchReference.judge(&case, &model).envelope;
+        Some(repro_py(
+            &model,
+            &case,
+            finding,
+            Some(culprits),
+            exact.as_ref(),
+        ))
+    }
+}
+
+/// `ort_cpu`: a generated model through ONNX Runtime CPU at every optimization level.
+pub fn build_ort(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let pipeline = Pipeline::probed(Box::new(OrtCpu::new()?), config.limits());
+    Ok(Box::new(Differential::new("ort_cpu", pipeline)?))
+}
+
+/// `ort_cpu_patterns`: like `ort_cpu`, with optimizer patterns (OATest) spliced into each
+/// seed graph: the library `config` names, else the file `DLCFUZZ_PATTERNS` names (written by
+/// `dlcfuzz patterns extract`), else the built-in one. The input starts with the splice
+/// header ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
+pub fn build_ort_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let name = config.patterns.clone().unwrap_or_else(|| {
+        std::env::var_os("DLCFUZZ_PATTERNS")
+            .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned())
+    });
+    let pipeline = Pipeline::probed(Box::new(OrtCpu::new()?), config.limits())
+        .with_patterns(Library::named(&name)?);
+    Ok(Box::new(Differential::new("ort_cpu_patterns", pipeline)?))
 }
 
 /// `ort_cpu_mutated`: HirFuzz on ONNX Runtime CPU. The input starts with a mutation header
-/// ([`Mutations`](crate::mutate::levels::Mutations)): at constraint level 1 (40 % of level
-/// bytes) the generated model goes through function, If and Loop rewrites and must agree
-/// with the original at every level; at level 0 one constraint is broken as well and only an
-/// internal assertion (or a crash) is a finding.
-pub fn ort_cpu_mutated(data: &[u8]) -> Verdict {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    observed(
-        harness(&HARNESS, "ort_cpu_mutated", || {
-            Ok(Harness::ort_cpu(Limits::default())?.with_mutations())
-        })
-        .test(data),
-    )
+/// ([`Mutations`](crate::mutate::levels::Mutations)): at constraint level 1 the generated
+/// model goes through function, If and Loop rewrites and must agree with the original at
+/// every level; at level 0 one constraint is broken as well and only an internal assertion
+/// (or a crash) is a finding.
+pub fn build_ort_mutated(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let pipeline = Pipeline::probed(Box::new(OrtCpu::new()?), config.limits()).with_mutations();
+    Ok(Box::new(Differential::new("ort_cpu_mutated", pipeline)?))
 }
 
-/// `tract`: a generated model through tract typed, decluttered and optimized. tract's panics
-/// propagate (libFuzzer reports them with their stack); capabilities are probed with panics
-/// caught.
-pub fn tract(data: &[u8]) -> Verdict {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    harness(&HARNESS, "tract", || {
-        Ok(Harness::tract(Limits::default())
-            .with_backend(Box::new(Tract::new_propagating_panics())))
-    })
-    .test(data)
-    .verdict
+/// `tract`: a generated model through tract typed, decluttered and optimized. Under
+/// libFuzzer tract's panics propagate (reported with their stack); elsewhere they are crash
+/// findings. Capabilities are always probed with panics caught.
+pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let pipeline = Pipeline::probed(Box::new(Tract::new()), config.limits());
+    let pipeline = if config.propagate_panics {
+        pipeline.with_backend(Box::new(Tract::new_propagating_panics()))
+    } else {
+        pipeline
+    };
+    Ok(Box::new(Differential::new("tract", pipeline)?))
 }
 
-/// Panics with the signature and details of a finding, so libFuzzer saves the input.
-pub fn assert_no_finding(verdict: Verdict) {
-    if let Verdict::Found(f) = verdict {
-        panic!("{}\n{}", f.signature, f.detail);
-    }
+/// `faulty`: ONNX Runtime's menu and pipeline over the fault-injecting wrapper (reliability
+/// tests; refuses to exist without `DLCFUZZ_ALLOW_FAULTS=1`).
+pub fn build_faulty(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let faulty = Faulty::new(Box::new(OrtCpu::new()?))?;
+    let pipeline =
+        Pipeline::probed(Box::new(OrtCpu::new()?), config.limits()).with_backend(Box::new(faulty));
+    Ok(Box::new(Differential::new("faulty", pipeline)?))
 }

@@ -1,21 +1,139 @@
-//! The model-loading targets: the input is an untrusted ONNX file.
+//! The model-loading targets (`ort_load`, `tract_load`): the input is an untrusted ONNX file.
+//! Load errors are expected; only a crash (a panic, a dead process, a sanitizer report) is a
+//! finding. The input is not a graph recipe, so these findings are kept as found (no
+//! reduction).
 
+use super::{FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
-use crate::backend::BackendError;
-use std::sync::OnceLock;
+use crate::backend::{Backend, BackendError};
+use crate::gen::TestCase;
+use crate::oracle::{normalize_message, Finding, FindingKind, Skip, Verdict};
+use crate::reduce::Edit;
+use std::path::Path;
+
+/// The backend a load target feeds.
+enum Loader {
+    Ort(OrtCpu),
+    Tract(Tract),
+}
+
+/// A load target.
+pub struct Load {
+    info: &'static TargetInfo,
+    loader: Loader,
+}
+
+impl Load {
+    fn backend(&self) -> &dyn Backend {
+        match &self.loader {
+            Loader::Ort(b) => b,
+            Loader::Tract(b) => b,
+        }
+    }
+
+    /// Loads (and, when small and static, runs once) the untrusted model `bytes`.
+    pub fn load(&self, bytes: &[u8]) -> Result<(), BackendError> {
+        match &self.loader {
+            Loader::Ort(b) => b.load_only(bytes),
+            Loader::Tract(b) => b.load_only(bytes),
+        }
+    }
+}
+
+/// The verdict on loading an untrusted file: a caught panic is a crash finding (tract's
+/// panics are caught unless they propagate to libFuzzer); any other error is a clean
+/// rejection, an invalid test.
+fn verdict(result: Result<(), BackendError>) -> Verdict {
+    match result {
+        Ok(()) => Verdict::Pass,
+        Err(e) if e.message.starts_with("panic: ") => Verdict::Found(Finding {
+            kind: FindingKind::Crash,
+            level: "load".into(),
+            signature: format!("crash:load:{}", normalize_message(&e.message)),
+            detail: e.message,
+            blame: None,
+        }),
+        Err(e) => Verdict::Skipped(Skip::Invalid(e.message)),
+    }
+}
+
+impl FuzzTarget for Load {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        self.backend().version()
+    }
+
+    fn reference_level(&self) -> &str {
+        "load"
+    }
+
+    fn decode(&self, _bytes: &[u8]) -> Option<TestCase> {
+        None
+    }
+
+    fn run(&self, bytes: &[u8], _edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
+        if let Some(dir) = inflight {
+            let _ = std::fs::write(dir.join(MODEL), bytes);
+        }
+        let verdict = verdict(self.load(bytes));
+        let artifacts = match verdict {
+            Verdict::Found(_) => vec![(MODEL.to_string(), bytes.to_vec())],
+            _ => Vec::new(),
+        };
+        TargetRun {
+            artifacts,
+            ..TargetRun::bare(verdict)
+        }
+    }
+}
 
 /// `ort_load`: ONNX Runtime session creation (all optimizations) from the bytes, then one run
-/// on ones when the declared inputs are static and small. Errors are returned, not findings.
-pub fn ort_load(data: &[u8]) -> Result<(), BackendError> {
-    static ORT: OnceLock<OrtCpu> = OnceLock::new();
-    ORT.get_or_init(|| OrtCpu::new().unwrap_or_else(|e| panic!("ort_load setup: {e}")))
-        .load_only(data)
+/// on ones when the declared inputs are static and small.
+pub fn build_ort(_config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(Load {
+        info: super::by_name("ort_load")?,
+        loader: Loader::Ort(OrtCpu::new()?),
+    }))
 }
 
 /// `tract_load`: tract parses, analyses and optimizes the bytes, then runs the model once on
-/// ones when its declared inputs are static and small. Panics propagate: a panic on an
-/// untrusted file is a finding.
-pub fn tract_load(data: &[u8]) -> Result<(), BackendError> {
-    Tract::new_propagating_panics().load_only(data)
+/// ones when its declared inputs are static and small. Under libFuzzer panics propagate.
+pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let tract = if config.propagate_panics {
+        Tract::new_propagating_panics()
+    } else {
+        Tract::new()
+    };
+    Ok(Box::new(Load {
+        info: super::by_name("tract_load")?,
+        loader: Loader::Tract(tract),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{ErrorClass, Stage};
+
+    #[test]
+    fn panics_are_findings_and_other_errors_rejections() {
+        let error = |message: &str| BackendError {
+            class: ErrorClass::Internal,
+            stage: Stage::Compile,
+            message: message.into(),
+        };
+        assert!(matches!(verdict(Ok(())), Verdict::Pass));
+        assert!(matches!(
+            verdict(Err(error("panic: index out of bounds (at x.rs:1)"))),
+            Verdict::Found(_)
+        ));
+        assert!(matches!(
+            verdict(Err(error("protobuf decode error"))),
+            Verdict::Skipped(Skip::Invalid(_))
+        ));
+    }
 }

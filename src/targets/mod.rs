@@ -1,117 +1,542 @@
-//! One fuzz iteration per fuzz target, on `&[u8]`, so `fuzz/fuzz_targets/*` stay a few lines
-//! of glue and integration tests run exactly the code libFuzzer runs.
+//! The target model: every fuzz target is a value of one trait, [`FuzzTarget`], built from
+//! one table, [`TARGETS`]. The CLI (`dlcfuzz targets`, `fuzz --target`, `replay`,
+//! `bench target`), the campaign runner and its workers, the reducer, `fuzz/` (one
+//! [`fuzz_target_glue!`](crate::fuzz_target_glue) line per target) and the conformance test
+//! all read that table, so a target is one row plus one implementation.
 //!
-//! - Differential targets ([`ort_cpu`], [`ort_cpu_patterns`], [`ort_cpu_mutated`], [`tract`]): bytes → test case → ONNX → every level of
-//!   one backend → [`Verdict`](crate::oracle::Verdict); the glue panics on a finding
-//!   ([`assert_no_finding`]).
-//! - Load targets ([`ort_load`], [`tract_load`]): bytes are an untrusted ONNX file; load
-//!   errors are expected, only crashes (panics, sanitizer reports) are findings.
+//! A target turns fuzzer bytes into one test and an [`Outcome`]-like [`TargetRun`]: the
+//! verdict, the graph it tested (when the input decodes to one, so the reducer can edit it),
+//! the optimizations that fired (coverage features), and the files a finding folder gets (the
+//! model, the program, a standalone `repro.py`).
+//!
+//! - Differential ONNX targets ([`differential`]): bytes → graph → ONNX → every level of one
+//!   backend against the libtorch reference.
+//! - Program targets ([`torchscript`], [`torch_compile`]): bytes → program plan + graph → SSA
+//!   program → TorchScript / `torch.compile` against libtorch eager.
+//! - TVM ([`tvm`]): a graph through TVM Relax, plain and after a pass sequence.
+//! - Load targets ([`load`]): bytes are an untrusted ONNX file; only crashes are findings.
 
-mod differential;
+pub mod differential;
 pub mod hosted;
-mod load;
+pub mod load;
 pub mod program;
 pub mod repro;
 pub mod torch_compile;
 pub mod torchscript;
 pub mod tvm;
 
-pub use differential::{assert_no_finding, ort_cpu, ort_cpu_mutated, ort_cpu_patterns, tract};
-pub use load::{ort_load, tract_load};
+use crate::gen::{Limits, TestCase, CONFIG_BYTES, STEP_BYTES};
+use crate::oracle::Verdict;
+use crate::reduce::Edit;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
 
-use crate::gen::Limits;
-use std::sync::OnceLock;
-use torch_compile::TorchCompileHarness;
-use torchscript::TorchScriptHarness;
-use tvm::TvmHarness;
+/// A finding folder's (minimized, once reduced) ONNX model, and the in-flight model a worker
+/// writes before the compiler sees it (so that a process death leaves it behind).
+pub const MODEL: &str = "model.onnx";
 
-/// `torchscript_cpu`: TorchProbe on TorchScript (CPU): the input starts with a program
-/// mutation plan ([`ProgramPlan`](crate::mutate::program::ProgramPlan)); see
-/// [`torchscript`].
-pub fn torchscript_cpu(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
-    HARNESS
-        .get_or_init(|| TorchScriptHarness::cpu(Limits::default()))
-        .test(data)
-        .verdict
+/// Where a target's compiled code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Device {
+    /// The host CPU.
+    Cpu,
+    /// CUDA device 0 (the target fails at setup, naming what is missing, without one).
+    Cuda,
 }
 
-/// `torchscript_cuda`: [`torchscript_cpu`] with the compiled program on CUDA device 0 (the
-/// reference stays libtorch eager on the CPU). Panics at setup, naming what is missing, when
-/// libtorch sees no CUDA device.
-pub fn torchscript_cuda(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TorchScriptHarness> = OnceLock::new();
-    set_up(&HARNESS, "torchscript_cuda", || {
-        TorchScriptHarness::cuda(Limits::default())
+impl Device {
+    /// `cpu` or `cuda`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+        }
+    }
+}
+
+/// How a target's input bytes are laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A fixed-size header of this many bytes (pattern recipe, mutation or program plan, pass
+    /// sequence), then a graph recipe: swarm config and insertion-step chunks.
+    Graph {
+        /// Header bytes before the graph recipe.
+        header: usize,
+    },
+    /// An untrusted ONNX file.
+    OnnxFile,
+}
+
+impl Input {
+    /// The length of a random campaign input for graphs of up to `max_nodes` operator
+    /// nodes (two step chunks per node, as backward insertion may use a second attempt).
+    pub fn random_len(self, max_nodes: usize) -> usize {
+        let graph = CONFIG_BYTES + STEP_BYTES * max_nodes * 2;
+        match self {
+            Input::Graph { header } => header + graph,
+            Input::OnnxFile => graph,
+        }
+    }
+}
+
+/// What one test of a target produced.
+pub struct TargetRun {
+    /// The oracle's verdict.
+    pub verdict: Verdict,
+    /// The graph the test ran (after reduction edits), when the input decodes to one.
+    pub case: Option<TestCase>,
+    /// Optimizations the compiler reported as having changed the model (sorted, distinct).
+    pub fired: Vec<String>,
+    /// The ONNX model the compiler was given, when the target emits one.
+    pub model: Option<Vec<u8>>,
+    /// Files for a finding folder (name, contents): the model, the program, `repro.py`. Filled
+    /// only when the verdict is a finding.
+    pub artifacts: Vec<(String, Vec<u8>)>,
+}
+
+impl TargetRun {
+    /// A run that tested nothing (`verdict` is a skip, typically).
+    pub fn bare(verdict: Verdict) -> TargetRun {
+        TargetRun {
+            verdict,
+            case: None,
+            fired: Vec::new(),
+            model: None,
+            artifacts: Vec::new(),
+        }
+    }
+
+    /// Operator nodes of the tested graph (0 without one).
+    pub fn nodes(&self) -> usize {
+        self.case.as_ref().map_or(0, |c| c.graph.op_count())
+    }
+
+    /// Sorted, distinct op types of the tested graph (empty without one).
+    pub fn op_types(&self) -> String {
+        self.case.as_ref().map(op_types).unwrap_or_default()
+    }
+}
+
+/// Sorted, de-duplicated op types of a case (part of inconsistency signatures).
+pub fn op_types(case: &TestCase) -> String {
+    let mut ops: Vec<&str> = case
+        .graph
+        .op_nodes()
+        .into_iter()
+        .filter_map(|n| match &case.graph.node(n).kind {
+            crate::ir::NodeKind::Op(op) => Some(op.op_type()),
+            _ => None,
+        })
+        .collect();
+    ops.sort_unstable();
+    ops.dedup();
+    ops.join(",")
+}
+
+/// Where a finding's `repro.py` finds the newest release of its compiler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewestEnv {
+    /// The `PYTHONPATH` holding the newest release (ONNX Runtime's wheel in
+    /// [`crate::paths::deps_dir`]; torch and TVM in [`crate::paths::python_env`]).
+    pub python_path: std::path::PathBuf,
+    /// The release's name, unless the script prints `onnxruntime <version>`.
+    pub release: String,
+}
+
+impl NewestEnv {
+    /// The newest ONNX Runtime wheel, whatever release the campaign tested.
+    pub fn onnx_runtime() -> NewestEnv {
+        NewestEnv {
+            python_path: crate::paths::deps_dir(),
+            release: crate::paths::ORT_NEWEST.to_string(),
+        }
+    }
+
+    /// The Python-hosted compilers' environment (the newest torch and TVM that
+    /// `scripts/setup.sh --python-compilers` installs), where `release` is tested.
+    pub fn python_compilers(release: &str) -> NewestEnv {
+        NewestEnv {
+            python_path: crate::paths::python_env(),
+            release: release.to_string(),
+        }
+    }
+}
+
+/// A fuzz target, ready to test (its compiler loaded, its capabilities probed).
+pub trait FuzzTarget: Send + Sync {
+    /// Its registry row.
+    fn info(&self) -> &'static TargetInfo;
+
+    /// The compiler and its version.
+    fn version(&self) -> String;
+
+    /// The level name of the unoptimized run: a finding there means the model did not run
+    /// validly, so it does not count as a valid test.
+    fn reference_level(&self) -> &str;
+
+    /// The graph `bytes` decode to before any edit (value search done), for the reducer;
+    /// `None` when the target's input is not a graph.
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase>;
+
+    /// One test of `bytes` with reduction `edits` applied to its graph. When `inflight` is
+    /// given, the model goes there before the compiler sees it, so that a process death
+    /// leaves it behind.
+    fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun;
+
+    /// Where a finding's `repro.py` runs the newest release of the compiler (the campaign
+    /// re-checks every reduced finding there).
+    fn newest_env(&self) -> NewestEnv {
+        NewestEnv::onnx_runtime()
+    }
+
+    /// Whether `finding` can be narrowed to culprit optimizations by bisection
+    /// ([`crate::backend::bisect`]).
+    fn bisects(&self, finding: &crate::oracle::Finding) -> bool {
+        let _ = finding;
+        false
+    }
+
+    /// The `repro.py` of the reduced case (`bytes` with `edits`) that also shows the
+    /// bisected `culprits` at work, when the target writes one.
+    fn culprit_repro(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        finding: &crate::oracle::Finding,
+        culprits: &crate::backend::bisect::Culprits,
+    ) -> Option<String> {
+        let _ = (bytes, edits, finding, culprits);
+        None
+    }
+}
+
+/// How a campaign, a worker or a fuzz binary builds a target: everything a separate process
+/// needs to rebuild the same one. Saved with the campaign and with every finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetConfig {
+    /// The target's registry name (`ort_cpu`, `tvm_llvm`, ...).
+    pub name: String,
+    /// Most operator nodes per generated graph.
+    pub max_nodes: usize,
+    /// The pattern library of a pattern target (`builtin` or a file); `None`: the target's
+    /// default (`DLCFUZZ_PATTERNS`, else `builtin`).
+    #[serde(default)]
+    pub patterns: Option<String>,
+    /// Whether panics in an in-process compiler propagate (libFuzzer reports them with their
+    /// stack) instead of becoming crash findings.
+    #[serde(skip)]
+    pub propagate_panics: bool,
+}
+
+impl TargetConfig {
+    /// The configuration of target `name` with `max_nodes`-node graphs.
+    pub fn new(name: &str, max_nodes: usize) -> TargetConfig {
+        TargetConfig {
+            name: name.into(),
+            max_nodes,
+            patterns: None,
+            propagate_panics: false,
+        }
+    }
+
+    /// The graph-size bounds.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            min_nodes: 1,
+            max_nodes: self.max_nodes,
+        }
+    }
+
+    /// The configuration libFuzzer runs: default graph sizes, panics propagating.
+    pub fn fuzzer(name: &str) -> TargetConfig {
+        TargetConfig {
+            propagate_panics: true,
+            ..Self::new(name, Limits::default().max_nodes)
+        }
+    }
+}
+
+/// One row of [`TARGETS`].
+pub struct TargetInfo {
+    /// The registry and cargo-fuzz name.
+    pub name: &'static str,
+    /// The compiler it tests: an ONNX backend's [`crate::backend::by_name`] name (`ort`,
+    /// `tract`, `tvm`, `faulty`), or a program compiler (`torchscript`, `torch_compile`).
+    pub backend: &'static str,
+    /// Where the compiled code runs.
+    pub device: Device,
+    /// How its input is laid out.
+    pub input: Input,
+    /// Whether its inputs start with a HirFuzz constraint-level byte (campaigns adapt the
+    /// probability of level 0).
+    pub constraint_levels: bool,
+    /// Whether it is a cargo-fuzz binary (the fault-injecting test target is not).
+    pub fuzz_binary: bool,
+    /// One line for `dlcfuzz targets`.
+    pub summary: &'static str,
+    /// Builds the target, or says what is missing (a library, a Python package, a device).
+    pub build: fn(&TargetConfig) -> Result<Box<dyn FuzzTarget>, String>,
+}
+
+impl TargetInfo {
+    /// Builds the target for `config`.
+    pub fn build(&self, config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+        (self.build)(config).map_err(|e| format!("{}: {e}", self.name))
+    }
+}
+
+impl std::fmt::Debug for TargetInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// Every target. The order is the listing order; nothing depends on it.
+pub static TARGETS: &[TargetInfo] = &[
+    TargetInfo {
+        name: "ort_cpu",
+        backend: "ort",
+        device: Device::Cpu,
+        input: Input::Graph { header: 0 },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "generated graphs through ONNX Runtime CPU at every optimization level, against the libtorch reference; fired graph transformers are coverage",
+        build: differential::build_ort,
+    },
+    TargetInfo {
+        name: "ort_cpu_patterns",
+        backend: "ort",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::patterns::recipe::HEADER_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "ort_cpu with optimizer patterns (OATest) spliced into each seed graph: the built-in library, DLCFUZZ_PATTERNS or --patterns",
+        build: differential::build_ort_patterns,
+    },
+    TargetInfo {
+        name: "ort_cpu_mutated",
+        backend: "ort",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::levels::HEADER_BYTES,
+        },
+        constraint_levels: true,
+        fuzz_binary: true,
+        summary: "HirFuzz on ONNX Runtime CPU: constraint levels (level 0 breaks one constraint: only assertions and crashes count) and function, If and Loop rewrites",
+        build: differential::build_ort_mutated,
+    },
+    TargetInfo {
+        name: "tract",
+        backend: "tract",
+        device: Device::Cpu,
+        input: Input::Graph { header: 0 },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "generated graphs through tract typed, decluttered and optimized (compiled into the fuzz build: libFuzzer sees its edges)",
+        build: differential::build_tract,
+    },
+    TargetInfo {
+        name: "ort_load",
+        backend: "ort",
+        device: Device::Cpu,
+        input: Input::OnnxFile,
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "an untrusted ONNX file through ONNX Runtime session creation (all optimizations) and one run: only crashes are findings",
+        build: load::build_ort,
+    },
+    TargetInfo {
+        name: "tract_load",
+        backend: "tract",
+        device: Device::Cpu,
+        input: Input::OnnxFile,
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "an untrusted ONNX file through tract's parser, analysis and optimizer and one run: only panics and crashes are findings",
+        build: load::build_tract,
+    },
+    TargetInfo {
+        name: "torchscript_cpu",
+        backend: "torchscript",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "TorchProbe programs through the TorchScript JIT (plain, then the profiling executor with the CPU fuser) against libtorch eager",
+        build: torchscript::build_cpu,
+    },
+    TargetInfo {
+        name: "torchscript_cuda",
+        backend: "torchscript",
+        device: Device::Cuda,
+        input: Input::Graph {
+            header: crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "torchscript_cpu with the compiled program on CUDA device 0",
+        build: torchscript::build_cuda,
+    },
+    TargetInfo {
+        name: "torch_compile_cpu",
+        backend: "torch_compile",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: 1 + crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "TorchProbe programs as Python, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes",
+        build: torch_compile::build_cpu,
+    },
+    TargetInfo {
+        name: "torch_compile_cuda",
+        backend: "torch_compile",
+        device: Device::Cuda,
+        input: Input::Graph {
+            header: 1 + crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "torch_compile_cpu on CUDA device 0 (Inductor's Triton backend)",
+        build: torch_compile::build_cuda,
+    },
+    TargetInfo {
+        name: "tvm_llvm",
+        backend: "tvm",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::passes::PASS_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "generated graphs through TVM Relax for llvm: the plain build against the reference, then a pass sequence from the input's head against the plain build",
+        build: tvm::build_llvm,
+    },
+    TargetInfo {
+        name: "tvm_cuda",
+        backend: "tvm",
+        device: Device::Cuda,
+        input: Input::Graph {
+            header: crate::mutate::passes::PASS_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "tvm_llvm built for CUDA device 0",
+        build: tvm::build_cuda,
+    },
+    TargetInfo {
+        name: "faulty",
+        backend: "faulty",
+        device: Device::Cpu,
+        input: Input::Graph { header: 0 },
+        constraint_levels: false,
+        fuzz_binary: false,
+        summary: "reliability tests only (needs DLCFUZZ_ALLOW_FAULTS=1): ort_cpu whose first optimized level segfaults, aborts, hangs or allocates on trigger ops",
+        build: differential::build_faulty,
+    },
+];
+
+/// The target called `name`, or an error listing the names there are. The backend names
+/// of older campaigns (`ort`, `tvm`) name their plain target.
+pub fn by_name(name: &str) -> Result<&'static TargetInfo, String> {
+    let name = match name {
+        "ort" => "ort_cpu",
+        "tvm" => "tvm_llvm",
+        other => other,
+    };
+    TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+        format!(
+            "unknown target {name:?}; the targets are: {}",
+            names.join(", ")
+        )
     })
-    .test(data)
-    .verdict
 }
 
-/// The harness in `cell`, built by `make` on first use; a setup failure panics naming what
-/// is missing (the target cannot run at all).
-fn set_up<H>(
-    cell: &'static OnceLock<H>,
-    target: &str,
-    make: impl FnOnce() -> Result<H, String>,
-) -> &'static H {
-    cell.get_or_init(|| make().unwrap_or_else(|e| panic!("{target} setup: {e}")))
+/// Builds the target `config` names.
+pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    by_name(&config.name)?.build(config)
 }
 
-/// `torch_compile_cpu`: TorchProbe programs as plain Python, eager vs
-/// `torch.compile(backend="inductor")` on the CPU, in the Python host; the input starts with
-/// a mode byte (`dynamic`) and a program plan. See [`torch_compile`].
-pub fn torch_compile_cpu(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
-    set_up(&HARNESS, "torch_compile_cpu", || {
-        TorchCompileHarness::cpu(Limits::default())
-    })
-    .test(data)
-    .verdict
+/// One libFuzzer iteration of the target `name` (built on first use with
+/// [`TargetConfig::fuzzer`]; a setup failure panics naming what is missing): fired
+/// optimizations go to libFuzzer's extra counters ([`crate::feedback`]; each first one is
+/// printed), and a finding panics with its signature so libFuzzer saves the input.
+pub fn fuzz_one(
+    target: &'static std::sync::OnceLock<Box<dyn FuzzTarget>>,
+    name: &str,
+    data: &[u8],
+) {
+    let target = target.get_or_init(|| {
+        build(&TargetConfig::fuzzer(name)).unwrap_or_else(|e| panic!("setup of {e}"))
+    });
+    let run = target.run(data, &[], None);
+    for fired in crate::feedback::observe(&run.fired) {
+        eprintln!("dlcfuzz: transformer fired: {fired}");
+    }
+    assert_no_finding(run.verdict);
 }
 
-/// `torch_compile_cuda`: [`torch_compile_cpu`] on CUDA device 0 (Inductor's Triton backend).
-/// Panics at setup when torch sees no CUDA device.
-pub fn torch_compile_cuda(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TorchCompileHarness> = OnceLock::new();
-    set_up(&HARNESS, "torch_compile_cuda", || {
-        TorchCompileHarness::cuda(Limits::default())
-    })
-    .test(data)
-    .verdict
+/// Panics with the signature and details of a finding, so libFuzzer saves the input.
+pub fn assert_no_finding(verdict: Verdict) {
+    if let Verdict::Found(f) = verdict {
+        panic!("{}\n{}", f.signature, f.detail);
+    }
 }
 
-/// `tvm_llvm`: a generated model through TVM Relax for the CPU, plain and after a pass
-/// sequence decoded from the input's head. See [`tvm`].
-pub fn tvm_llvm(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
-    set_up(&HARNESS, "tvm_llvm", || TvmHarness::llvm(Limits::default()))
-        .test(data)
-        .verdict
+/// The whole `fuzz/fuzz_targets/<name>.rs` of a target: `dlcfuzz::fuzz_target_glue!("ort_cpu");`
+/// (the fuzz crate depends on `libfuzzer-sys`).
+#[macro_export]
+macro_rules! fuzz_target_glue {
+    ($name:literal) => {
+        static TARGET: ::std::sync::OnceLock<::std::boxed::Box<dyn $crate::targets::FuzzTarget>> =
+            ::std::sync::OnceLock::new();
+        libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+            $crate::targets::fuzz_one(&TARGET, $name, data);
+        });
+    };
 }
 
-/// `tvm_cuda`: [`tvm_llvm`] built for CUDA device 0. Panics at setup when TVM sees no CUDA
-/// device.
-pub fn tvm_cuda(data: &[u8]) -> crate::oracle::Verdict {
-    static HARNESS: OnceLock<TvmHarness> = OnceLock::new();
-    set_up(&HARNESS, "tvm_cuda", || TvmHarness::cuda(Limits::default()))
-        .test(data)
-        .verdict
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A differential fuzz target by its cargo-fuzz name.
-pub fn differential_by_name(name: &str) -> Option<fn(&[u8]) -> crate::oracle::Verdict> {
-    Some(match name {
-        "ort_cpu" => ort_cpu,
-        "ort_cpu_patterns" => ort_cpu_patterns,
-        "ort_cpu_mutated" => ort_cpu_mutated,
-        "tract" => tract,
-        "torchscript_cpu" => torchscript_cpu,
-        "torchscript_cuda" => torchscript_cuda,
-        "torch_compile_cpu" => torch_compile_cpu,
-        "torch_compile_cuda" => torch_compile_cuda,
-        "tvm_llvm" => tvm_llvm,
-        "tvm_cuda" => tvm_cuda,
-        _ => return None,
-    })
+    #[test]
+    fn names_are_unique_and_legacy_backend_names_resolve() {
+        let mut names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TARGETS.len());
+        assert_eq!(by_name("ort").unwrap().name, "ort_cpu");
+        assert_eq!(by_name("tvm").unwrap().name, "tvm_llvm");
+        let err = by_name("nope").unwrap_err();
+        assert!(err.contains("torchscript_cpu"), "{err}");
+    }
+
+    #[test]
+    fn twelve_fuzz_binaries_each_with_a_known_backend() {
+        let binaries = TARGETS.iter().filter(|t| t.fuzz_binary).count();
+        assert_eq!(binaries, 12);
+        for t in TARGETS {
+            let program = matches!(t.backend, "torchscript" | "torch_compile");
+            assert!(
+                program || crate::backend::BACKENDS.iter().any(|b| b.name == t.backend),
+                "{}: backend {}",
+                t.name,
+                t.backend
+            );
+        }
+    }
+
+    #[test]
+    fn input_lengths_hold_the_header_and_two_steps_per_node() {
+        let plain = Input::Graph { header: 0 }.random_len(10);
+        assert_eq!(plain, CONFIG_BYTES + 20 * STEP_BYTES);
+        assert_eq!(Input::Graph { header: 7 }.random_len(10), plain + 7);
+    }
 }

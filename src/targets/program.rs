@@ -9,6 +9,7 @@ use crate::mutate::program::lower::{lower, supported};
 use crate::mutate::program::{Program, ProgramPlan};
 use crate::ops::registry;
 use crate::oracle::Skip;
+use crate::reduce::{apply_all, Edit};
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
@@ -85,10 +86,12 @@ impl ProgramSource {
         (plan, case)
     }
 
-    /// The mutated program of `bytes` and the reference's outputs, or why there is nothing
-    /// to test (the reference fails or is not finite, or the graph does not lower).
-    pub fn program(&self, bytes: &[u8]) -> Result<ProgramTest, Skip> {
-        let (plan, case) = self.prepare(bytes);
+    /// The mutated program of `bytes` (its graph with reduction `edits` applied) and the
+    /// reference's outputs, or why there is nothing to test (the edits do not apply, the
+    /// reference fails or is not finite, or the graph does not lower).
+    pub fn program(&self, bytes: &[u8], edits: &[Edit]) -> Result<ProgramTest, Skip> {
+        let (plan, mut case) = self.prepare(bytes);
+        apply_all(&mut case, edits).map_err(|e| Skip::Invalid(format!("reduction edits: {e}")))?;
         let (reference, values) = TorchReference.judge_profiled(&case, &emit_plain(&case));
         let values = values.map_err(|e| Skip::Invalid(format!("reference: {e}")))?;
         let mut program = lower(&case, &values).map_err(Skip::Unsupported)?;
@@ -99,7 +102,7 @@ impl ProgramSource {
         if expected.iter().any(|t| !t.is_finite()) {
             return Err(Skip::NonFinite);
         }
-        let ops = crate::campaign::harness::Harness::op_types(&case);
+        let ops = super::op_types(&case);
         Ok(ProgramTest {
             case,
             program,

@@ -12,13 +12,16 @@
 
 use super::hosted::{call, runs, stage_failure, Run};
 use super::program::{ProgramSource, ProgramTest};
+use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
 use crate::backend::python::{request_timeout, HostConfig, PythonHost};
 use crate::emit::program::{render, Dialect, ENTRY};
-use crate::gen::{padded_head, Limits};
+use crate::gen::{padded_head, Limits, TestCase};
 use crate::ir::Tensor;
 use crate::oracle::{first_mismatch, Finding, FindingKind, Skip, Verdict};
+use crate::reduce::Edit;
 use serde_json::json;
+use std::path::Path;
 use std::sync::Mutex;
 
 /// The backend name in signatures.
@@ -26,25 +29,79 @@ const BACKEND: &str = "torch.compile";
 /// Batch sizes each compiled function is called with, in order.
 pub const BATCHES: [usize; 2] = [1, 2];
 
+/// A torch.compile target: its registry row and its harness.
+pub struct TorchCompileTarget {
+    info: &'static TargetInfo,
+    /// The harness.
+    pub harness: TorchCompileHarness,
+    version: String,
+}
+
+impl FuzzTarget for TorchCompileTarget {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn reference_level(&self) -> &str {
+        "eager"
+    }
+
+    fn newest_env(&self) -> super::NewestEnv {
+        super::NewestEnv::python_compilers(&self.version())
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
+        let (_, rest) = padded_head::<1>(bytes);
+        Some(self.harness.source.prepare(rest).1)
+    }
+
+    fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
+        self.harness.test(bytes, edits)
+    }
+}
+
+fn build(
+    name: &str,
+    harness: Result<TorchCompileHarness, String>,
+) -> Result<Box<dyn FuzzTarget>, String> {
+    let harness = harness?;
+    Ok(Box::new(TorchCompileTarget {
+        info: super::by_name(name)?,
+        version: format!("torch.compile (torch {})", harness.torch_version),
+        harness,
+    }))
+}
+
+/// `torch_compile_cpu`: eager vs `torch.compile` (Inductor, C++) on the CPU.
+pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    build(
+        "torch_compile_cpu",
+        TorchCompileHarness::cpu(config.limits()),
+    )
+}
+
+/// `torch_compile_cuda`: eager vs `torch.compile` (Inductor, Triton) on CUDA device 0; fails
+/// naming what is missing when torch sees no CUDA device.
+pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    build(
+        "torch_compile_cuda",
+        TorchCompileHarness::cuda(config.limits()),
+    )
+}
+
 /// A torch.compile test setup.
 pub struct TorchCompileHarness {
     /// Where programs come from.
     pub source: ProgramSource,
     /// `cpu` or `cuda`.
     pub device: &'static str,
+    /// torch's version in the Python host.
+    pub torch_version: String,
     host: Mutex<PythonHost>,
-}
-
-/// Everything one test produced.
-pub struct CompileRun {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The Python source (empty when there was no program).
-    pub source: String,
-    /// The program mutations that applied.
-    pub applied: Vec<String>,
-    /// Whether the function was compiled with `dynamic=True`.
-    pub dynamic: bool,
 }
 
 impl TorchCompileHarness {
@@ -67,6 +124,7 @@ impl TorchCompileHarness {
         Ok(TorchCompileHarness {
             source: ProgramSource::new(limits),
             device,
+            torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
             host: Mutex::new(host),
         })
     }
@@ -100,43 +158,38 @@ impl TorchCompileHarness {
         frame
     }
 
-    /// One test.
-    pub fn test(&self, bytes: &[u8]) -> CompileRun {
+    /// One test of `bytes` with reduction `edits`: the verdict, the graph, and (for a
+    /// finding) the Python program and a standalone `repro.py`.
+    pub fn test(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
         let ([mode], rest) = padded_head::<1>(bytes);
         let dynamic = mode & 1 == 1;
-        let test = match self.source.program(rest) {
+        let test = match self.source.program(rest, edits) {
             Ok(t) => t,
-            Err(skip) => {
-                return CompileRun {
-                    verdict: Verdict::Skipped(skip),
-                    source: String::new(),
-                    applied: Vec::new(),
-                    dynamic,
-                }
-            }
+            Err(skip) => return TargetRun::bare(Verdict::Skipped(skip)),
         };
         let source = render(&test.program, Dialect::Python);
         let verdict = self.judge(&source, &test, dynamic);
-        CompileRun {
+        let artifacts = match &verdict {
+            Verdict::Found(_) => {
+                let repro = repro::torch_compile(&source, &test.inputs(), dynamic, self.device);
+                vec![
+                    ("program.py".to_string(), source.into_bytes()),
+                    ("repro.py".to_string(), repro.into_bytes()),
+                    (
+                        "mutations.txt".to_string(),
+                        test.applied.join("\n").into_bytes(),
+                    ),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        TargetRun {
             verdict,
-            source,
-            applied: test.applied,
-            dynamic,
+            case: Some(test.case),
+            fired: Vec::new(),
+            model: None,
+            artifacts,
         }
-    }
-
-    /// A standalone `repro.py` for `bytes` (the program, its inputs, the compile mode), or
-    /// why there is no program.
-    pub fn repro(&self, bytes: &[u8]) -> Result<String, Skip> {
-        let ([mode], rest) = padded_head::<1>(bytes);
-        let test = self.source.program(rest)?;
-        let source = render(&test.program, Dialect::Python);
-        Ok(super::repro::torch_compile(
-            &source,
-            &test.inputs(),
-            mode & 1 == 1,
-            self.device,
-        ))
     }
 
     /// Eager vs compiled on `source`.

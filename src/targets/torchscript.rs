@@ -5,12 +5,15 @@
 //! each compared with libtorch eager on the original graph.
 
 use super::program::ProgramSource;
+use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::torchscript::{JitMode, Script};
 use crate::emit::program::{render, Dialect, ENTRY};
-use crate::gen::Limits;
+use crate::gen::{Limits, TestCase};
 use crate::ir::Tensor;
 use crate::oracle::{compare, normalize_message, Finding, FindingKind, Verdict};
+use crate::reduce::Edit;
 use crate::reference::convert;
+use std::path::Path;
 
 /// Runs of the optimized mode: the profiling executor records shapes on the first runs and
 /// runs its optimized (fused) plan afterwards.
@@ -24,14 +27,54 @@ pub struct TorchScriptHarness {
     pub device: tch::Device,
 }
 
-/// Everything one TorchScript test produced.
-pub struct ScriptRun {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The mutated program's source (empty when lowering failed).
-    pub source: String,
-    /// The program mutations that applied.
-    pub applied: Vec<String>,
+/// A TorchScript target: its registry row and its harness.
+pub struct TorchScriptTarget {
+    info: &'static TargetInfo,
+    /// The harness.
+    pub harness: TorchScriptHarness,
+}
+
+impl FuzzTarget for TorchScriptTarget {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        format!("TorchScript (libtorch {})", crate::reference::version())
+    }
+
+    fn reference_level(&self) -> &str {
+        "reference"
+    }
+
+    fn newest_env(&self) -> super::NewestEnv {
+        super::NewestEnv::python_compilers(&self.version())
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
+        Some(self.harness.source.prepare(bytes).1)
+    }
+
+    fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
+        self.harness.test(bytes, edits)
+    }
+}
+
+/// `torchscript_cpu`: TorchProbe on TorchScript (CPU).
+pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TorchScriptTarget {
+        info: super::by_name("torchscript_cpu")?,
+        harness: TorchScriptHarness::cpu(config.limits()),
+    }))
+}
+
+/// `torchscript_cuda`: the compiled program on CUDA device 0 (the reference stays libtorch
+/// eager on the CPU); fails naming what is missing when libtorch sees no CUDA device.
+pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TorchScriptTarget {
+        info: super::by_name("torchscript_cuda")?,
+        harness: TorchScriptHarness::cuda(config.limits())?,
+    }))
 }
 
 impl TorchScriptHarness {
@@ -54,17 +97,20 @@ impl TorchScriptHarness {
         })
     }
 
-    /// One test.
-    pub fn test(&self, bytes: &[u8]) -> ScriptRun {
-        let test = match self.source.program(bytes) {
+    fn device_name(&self) -> &'static str {
+        if self.device == tch::Device::Cpu {
+            "cpu"
+        } else {
+            "cuda"
+        }
+    }
+
+    /// One test of `bytes` with reduction `edits`: the verdict, the graph, and (for a
+    /// finding) the program source and a standalone `repro.py`.
+    pub fn test(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
+        let test = match self.source.program(bytes, edits) {
             Ok(t) => t,
-            Err(skip) => {
-                return ScriptRun {
-                    verdict: Verdict::Skipped(skip),
-                    source: String::new(),
-                    applied: Vec::new(),
-                }
-            }
+            Err(skip) => return TargetRun::bare(Verdict::Skipped(skip)),
         };
         let source = render(&test.program, Dialect::TorchScript);
         let inputs: Vec<tch::Tensor> = test
@@ -73,10 +119,27 @@ impl TorchScriptHarness {
             .map(|t| convert::to_tch(t).to_device(self.device))
             .collect();
         let verdict = self.judge(&source, &inputs, &test.expected, &test.fragile, &test.ops);
-        ScriptRun {
+        let artifacts = match &verdict {
+            Verdict::Found(_) => {
+                let repro =
+                    repro::torchscript(&source, &test.inputs(), &test.expected, self.device_name());
+                vec![
+                    ("program.ts".to_string(), source.into_bytes()),
+                    ("repro.py".to_string(), repro.into_bytes()),
+                    (
+                        "mutations.txt".to_string(),
+                        test.applied.join("\n").into_bytes(),
+                    ),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        TargetRun {
             verdict,
-            source,
-            applied: test.applied,
+            case: Some(test.case),
+            fired: Vec::new(),
+            model: None,
+            artifacts,
         }
     }
 

@@ -1,39 +1,85 @@
 //! The TVM Relax targets (`tvm_llvm`, `tvm_cuda`): a pass plan ([`PassPlan`]) then a graph
 //! recipe. The generated model is judged twice:
 //! 1. the usual oracle on the plain build (import + `tvm.compile`'s own pipeline) against
-//!    the libtorch reference, with kernel-mismatch localization ([`Harness::judge`]);
+//!    the libtorch reference, with kernel-mismatch localization ([`Pipeline::judge`]);
 //! 2. the pass sequence applied before the build, compared with the plain build. A pass
 //!    that raises an internal error is a crash finding signed by the pass; a mismatch is
 //!    localized to the first prefix of the sequence whose build disagrees.
 
 use super::hosted::{host_failure, stage_failure, Run};
 use super::torch_compile::mismatch;
+use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::python::request_timeout;
 use crate::backend::tvm::{Build, BuildsFailed, Tvm};
-use crate::campaign::harness::Harness;
-use crate::gen::Limits;
+use crate::emit::onnx::emit;
+use crate::gen::{Limits, TestCase};
 use crate::ir::Tensor;
 use crate::mutate::passes::PassPlan;
 use crate::oracle::{
     compare_within, first_mismatch_by, tolerance, Finding, FindingKind, Skip, Verdict,
 };
+use crate::pipeline::{Pipeline, TestRun};
+use crate::reduce::{apply_all, Edit};
 use crate::reference::precision::Envelope;
+use std::path::Path;
 
 const BACKEND: &str = "tvm";
 
 /// A TVM test setup: the harness of the plain build and the backend for pass builds.
 pub struct TvmHarness {
     /// Decoding, value search, reference and the plain build's oracle.
-    pub harness: Harness,
+    pub pipeline: Pipeline,
     tvm: Tvm,
 }
 
-/// Everything one test produced.
-pub struct TvmRun {
-    /// The verdict.
-    pub verdict: Verdict,
-    /// The pass sequence.
-    pub plan: PassPlan,
+/// A TVM target: its registry row and its harness.
+pub struct TvmTarget {
+    info: &'static TargetInfo,
+    /// The harness.
+    pub harness: TvmHarness,
+}
+
+impl FuzzTarget for TvmTarget {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        crate::backend::Backend::version(&self.harness.tvm)
+    }
+
+    fn reference_level(&self) -> &str {
+        crate::backend::Backend::levels(&self.harness.tvm)[0]
+    }
+
+    fn newest_env(&self) -> super::NewestEnv {
+        super::NewestEnv::python_compilers(&self.version())
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
+        let (_, rest) = PassPlan::split(bytes);
+        Some(self.harness.pipeline.prepare(rest))
+    }
+
+    fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
+        self.harness.test(bytes, edits, inflight)
+    }
+}
+
+/// `tvm_llvm`: TVM Relax for the CPU, plain and after a pass sequence.
+pub fn build_llvm(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TvmTarget {
+        info: super::by_name("tvm_llvm")?,
+        harness: TvmHarness::llvm(config.limits())?,
+    }))
+}
+
+/// `tvm_cuda`: TVM Relax for CUDA device 0; fails naming what is missing without one.
+pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TvmTarget {
+        info: super::by_name("tvm_cuda")?,
+        harness: TvmHarness::cuda(config.limits())?,
+    }))
 }
 
 impl TvmHarness {
@@ -49,16 +95,28 @@ impl TvmHarness {
 
     fn of(tvm: Tvm, limits: Limits) -> TvmHarness {
         TvmHarness {
-            harness: Harness::probed(Box::new(tvm.clone()), limits),
+            pipeline: Pipeline::probed(Box::new(tvm.clone()), limits),
             tvm,
         }
     }
 
-    /// One test.
-    pub fn test(&self, bytes: &[u8]) -> TvmRun {
+    /// One test of `bytes` with reduction `edits` (the model goes to `inflight` first, when
+    /// given): the verdict, the graph, and (for a finding) the model and a standalone
+    /// `repro.py` (plain build against the pass sequence).
+    pub fn test(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
         let (plan, rest) = PassPlan::split(bytes);
-        let run = self.harness.test(rest);
-        let verdict = match run.verdict {
+        let mut case = self.pipeline.prepare(rest);
+        if let Err(e) = apply_all(&mut case, edits) {
+            return TargetRun::bare(Verdict::Skipped(Skip::Invalid(format!(
+                "reduction edits: {e}"
+            ))));
+        }
+        let model = emit(&case);
+        if let Some(dir) = inflight {
+            let _ = std::fs::write(dir.join(MODEL), &model.bytes);
+        }
+        let run = self.pipeline.judge_emitted(case, model);
+        let verdict = match &run.verdict {
             Verdict::Pass if !plan.passes.is_empty() => match self.judge_passes(&run, &plan) {
                 Verdict::Found(f) => Verdict::Found(Finding {
                     detail: format!("pass sequence [{}]\n{}", plan.passes.join(", "), f.detail),
@@ -66,25 +124,32 @@ impl TvmHarness {
                 }),
                 other => other,
             },
-            other => other,
+            other => other.clone(),
         };
-        TvmRun { verdict, plan }
-    }
-
-    /// The model and a standalone `repro.py` (plain build vs the pass sequence) for `bytes`.
-    pub fn repro(&self, bytes: &[u8]) -> (Vec<u8>, String) {
-        let (plan, rest) = PassPlan::split(bytes);
-        let case = self.harness.prepare(rest);
-        let model = crate::emit::onnx::emit(&case);
-        let inputs = Harness::inputs(&case, &model);
-        let names: Vec<String> = model.inputs.iter().map(|(_, n)| n.clone()).collect();
-        let script = super::repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
-        (model.bytes, script)
+        let artifacts = match &verdict {
+            Verdict::Found(_) => {
+                let inputs = Pipeline::inputs(&run.case, &run.model);
+                let names: Vec<String> = run.model.inputs.iter().map(|(_, n)| n.clone()).collect();
+                let script = repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
+                vec![
+                    (MODEL.to_string(), run.model.bytes.clone()),
+                    ("repro.py".to_string(), script.into_bytes()),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        TargetRun {
+            verdict,
+            case: Some(run.case),
+            fired: run.fired,
+            model: Some(run.model.bytes),
+            artifacts,
+        }
     }
 
     /// The pass sequence's build against the plain one.
-    fn judge_passes(&self, run: &crate::campaign::harness::TestRun, plan: &PassPlan) -> Verdict {
-        let inputs = Harness::inputs(&run.case, &run.model);
+    fn judge_passes(&self, run: &TestRun, plan: &PassPlan) -> Verdict {
+        let inputs = Pipeline::inputs(&run.case, &run.model);
         let builds = [
             Build {
                 name: "plain".into(),
@@ -123,7 +188,7 @@ impl TvmHarness {
             level: "passes".into(),
             signature: format!(
                 "inconsistency:{BACKEND}:pass:{culprit}:{}",
-                Harness::op_types(&run.case)
+                super::op_types(&run.case)
             ),
             detail: format!(
                 "passes [{}] against the plain build: {detail}",
@@ -164,7 +229,7 @@ impl TvmHarness {
     /// (all prefixes are built on one import); `unlocalized` when none does on rerun.
     fn culprit(
         &self,
-        run: &crate::campaign::harness::TestRun,
+        run: &TestRun,
         inputs: &[&Tensor],
         plan: &PassPlan,
         plain: &[Tensor],

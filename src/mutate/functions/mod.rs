@@ -15,7 +15,7 @@
 //! Each rewrite reads a fixed 4-byte chunk and indexes the current node list modulo its
 //! length, so every byte string applies to every model, and replay is deterministic. The
 //! oracle compares the rewritten model at every level against the reference of the original
-//! graph (`campaign::harness`).
+//! graph (`pipeline`).
 
 mod calls;
 mod control;

@@ -1,6 +1,9 @@
-//! Standalone `repro.py` scripts for findings of the Python-hosted targets: they need only
-//! torch (torch.compile) or tvm and onnx (TVM), hold the inputs inline as little-endian hex,
-//! and fail (an assertion or the compiler's own exception) while the bug is there.
+//! Standalone `repro.py` scripts: ONNX Runtime's ([`ort`]), and those of the Python-hosted
+//! targets below, which need only torch (TorchScript, torch.compile) or tvm and onnx (TVM),
+//! hold the inputs inline as little-endian hex, and fail (an assertion or the compiler's own
+//! exception) while the bug is there.
+
+pub mod ort;
 
 use crate::ir::Tensor;
 use std::fmt::Write;
@@ -39,6 +42,7 @@ import sys
 import numpy as np
 import torch
 
+print("release: torch", torch.__version__)
 # ---- the program
 {source}
 # ---- the inputs
@@ -77,6 +81,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
+print("release: tvm", tvm.__version__)
 PASSES = {passes:?}
 NAMES = {input_names:?}
 {inputs}
@@ -110,5 +115,42 @@ for k, (a, b) in enumerate(zip(plain, with_passes)):
 print("no mismatch: plain and pass builds agree")
 "#,
         inputs = inputs_literal("arrays", inputs),
+    )
+}
+
+/// A TorchScript reproducer: `source` (TorchScript, defining `main`) compiled with
+/// `torch.jit.CompilationUnit`, run under the plain interpreter and then three times under
+/// the optimizing profiling executor (the third run uses the optimized plan), each against
+/// `expected` (libtorch eager on the original graph).
+pub fn torchscript(source: &str, inputs: &[&Tensor], expected: &[Tensor], device: &str) -> String {
+    format!(
+        r#""""TorchScript reproducer written by dlcfuzz: the program below compiled by the JIT, run
+plain and under the optimizing profiling executor, against the eager results (EXPECTED)."""
+import numpy as np
+import torch
+
+print("release: torch", torch.__version__)
+SOURCE = '''
+{source}
+'''
+{inputs}
+{expected}
+xs = [torch.from_numpy(a).to("{device}") for a in arrays]
+MODES = [("jit-plain", False, 1), ("jit-optimized", True, 3)]
+for name, optimize, runs in MODES:
+    torch._C._set_graph_executor_optimize(optimize)
+    torch._C._jit_set_profiling_executor(optimize)
+    torch._C._get_graph_executor_optimize(optimize)
+    cu = torch.jit.CompilationUnit(SOURCE)
+    for run in range(1, runs + 1):
+        got = cu.main(*[x.clone() for x in xs])
+        got = got if isinstance(got, tuple) else (got,)
+        for k, (want, g) in enumerate(zip(expected, got)):
+            torch.testing.assert_close(g.cpu(), torch.from_numpy(want), atol=1e-3, rtol=1e-3,
+                                       msg=lambda m: f"{{name}}#{{run}}, output {{k}}: {{m}}")
+print("no mismatch: TorchScript and eager agree")
+"#,
+        inputs = inputs_literal("arrays", inputs),
+        expected = inputs_literal("expected", &expected.iter().collect::<Vec<_>>()),
     )
 }

@@ -1,16 +1,12 @@
-//! One differential test: bytes → test case → value search → ONNX → backend at every level
-//! and the libtorch reference → verdict.
+//! The core differential test pipeline: bytes → test case → value search → ONNX → backend at
+//! every level and the libtorch reference → verdict. Every ONNX target (and TVM's plain
+//! build) runs through it.
 
-use super::executor::Target;
 use crate::backend::capability::Capabilities;
-use crate::backend::faulty::Faulty;
-use crate::backend::ort::OrtCpu;
-use crate::backend::tract::Tract;
-use crate::backend::tvm::Tvm;
 use crate::backend::Backend;
 use crate::emit::onnx::{emit, emit_plain, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
-use crate::ir::{NodeKind, Tensor};
+use crate::ir::Tensor;
 use crate::mutate::levels::{Level, Mutations};
 use crate::mutate::patterns::recipe::synthesize;
 use crate::mutate::patterns::Library;
@@ -25,8 +21,8 @@ use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
 use std::sync::Arc;
 
-/// A backend plus the generator menu learned for it.
-pub struct Harness {
+/// A backend plus the generator menu learned for it, and how its inputs decode.
+pub struct Pipeline {
     /// The backend under test.
     pub backend: Box<dyn Backend>,
     /// Supported (op, signature, class) triples.
@@ -61,11 +57,11 @@ pub struct TestRun {
     pub envelope: Option<Envelope>,
 }
 
-impl Harness {
+impl Pipeline {
     /// `backend` with its cached (or freshly probed) capabilities.
-    pub fn probed(backend: Box<dyn Backend>, limits: Limits) -> Harness {
+    pub fn probed(backend: Box<dyn Backend>, limits: Limits) -> Pipeline {
         let caps = Capabilities::load_or_probe(backend.as_ref());
-        Harness {
+        Pipeline {
             menu: caps.menu(),
             backend,
             limits,
@@ -76,84 +72,42 @@ impl Harness {
         }
     }
 
-    /// ONNX Runtime CPU with its cached (or freshly probed) capabilities.
-    pub fn ort_cpu(limits: Limits) -> Result<Harness, String> {
-        Ok(Self::probed(Box::new(OrtCpu::new()?), limits))
+    /// The pipeline of the backend called `name` ([`crate::backend::by_name`]).
+    pub fn of(name: &str, limits: Limits) -> Result<Pipeline, String> {
+        Ok(Self::probed(crate::backend::by_name(name)?, limits))
     }
 
-    /// The harness a campaign [`Target`] names: its backend (`ort`, `tract`, or `faulty`, the
-    /// fault-injecting wrapper of ONNX Runtime for reliability tests, which uses ORT's
-    /// capability table), graph-size limit and pattern library.
-    pub fn for_target(target: &Target) -> Result<Harness, String> {
-        let limits = Limits {
-            min_nodes: 1,
-            max_nodes: target.max_nodes,
-        };
-        let harness = match target.backend.as_str() {
-            "ort" => Self::ort_cpu(limits)?,
-            "tract" => Self::tract(limits),
-            "tvm" => Self::probed(
-                Box::new(Tvm::llvm(crate::backend::python::request_timeout())?),
-                limits,
-            ),
-            "faulty" => {
-                let faulty = Faulty::new(Box::new(OrtCpu::new()?))?;
-                Self::ort_cpu(limits)?.with_backend(Box::new(faulty))
-            }
-            other => {
-                return Err(format!(
-                    "unknown backend {other:?}: this build supports `ort` (ONNX Runtime CPU), `tract` and `tvm` (TVM Relax, llvm)"
-                ))
-            }
-        };
-        let harness = match &target.patterns {
-            Some(name) => harness.with_patterns(Library::named(name)?),
-            None => harness,
-        };
-        Ok(if target.mutations {
-            harness.with_mutations()
-        } else {
-            harness
-        })
-    }
-
-    /// tract with its cached (or freshly probed) capabilities; tract's panics become crash
-    /// findings.
-    pub fn tract(limits: Limits) -> Harness {
-        Self::probed(Box::new(Tract::new()), limits)
-    }
-
-    /// The same harness without value search and without the reference (the backend's own
+    /// The same pipeline without value search and without the reference (the backend's own
     /// levels only).
-    pub fn without_reference(self) -> Harness {
-        Harness {
+    pub fn without_reference(self) -> Pipeline {
+        Pipeline {
             values: None,
             reference: false,
             ..self
         }
     }
 
-    /// The same harness splicing patterns of `library` into each seed graph (the input bytes
+    /// The same pipeline splicing patterns of `library` into each seed graph (the input bytes
     /// then start with a [`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)
     /// header).
-    pub fn with_patterns(self, library: Library) -> Harness {
-        Harness {
+    pub fn with_patterns(self, library: Library) -> Pipeline {
+        Pipeline {
             patterns: Some(Arc::new(library)),
             ..self
         }
     }
 
-    /// The same harness reading a [`Mutations`] header before the graph recipe: HirFuzz's
+    /// The same pipeline reading a [`Mutations`] header before the graph recipe: HirFuzz's
     /// constraint levels and ONNX function and control-flow rewrites.
-    pub fn with_mutations(self) -> Harness {
-        Harness {
+    pub fn with_mutations(self) -> Pipeline {
+        Pipeline {
             mutations: true,
             ..self
         }
     }
 
     /// Decodes `bytes` into a test case: a generated graph, with patterns spliced in when the
-    /// harness has a library, and the mutation header read first when the harness mutates.
+    /// pipeline has a library, and the mutation header read first when the pipeline mutates.
     pub fn decode(&self, bytes: &[u8]) -> TestCase {
         let (mutations, bytes) = if self.mutations {
             let (m, rest) = Mutations::split(bytes);
@@ -169,31 +123,15 @@ impl Harness {
         case
     }
 
-    /// The same harness testing `backend` instead (which must share the probed backend's
+    /// The same pipeline testing `backend` instead (which must share the probed backend's
     /// capabilities, e.g. tract with panics propagating).
-    pub fn with_backend(self, backend: Box<dyn Backend>) -> Harness {
-        Harness { backend, ..self }
+    pub fn with_backend(self, backend: Box<dyn Backend>) -> Pipeline {
+        Pipeline { backend, ..self }
     }
 
     /// The model inputs of `case`, in model order.
     pub fn inputs<'c>(case: &'c TestCase, model: &OnnxModel) -> Vec<&'c Tensor> {
         model.inputs.iter().map(|(n, _)| &case.values[n]).collect()
-    }
-
-    /// Sorted, de-duplicated op types of a case (part of inconsistency signatures).
-    pub fn op_types(case: &TestCase) -> String {
-        let mut ops: Vec<&str> = case
-            .graph
-            .op_nodes()
-            .into_iter()
-            .filter_map(|n| match &case.graph.node(n).kind {
-                NodeKind::Op(op) => Some(op.op_type()),
-                _ => None,
-            })
-            .collect();
-        ops.sort_unstable();
-        ops.dedup();
-        ops.join(",")
     }
 
     /// A reference mismatch (every level against the reference) narrowed to the first op at
@@ -237,7 +175,7 @@ impl Harness {
         self.judge(self.prepare(bytes))
     }
 
-    /// Decodes `bytes` and, when the harness searches values, makes every value finite: the
+    /// Decodes `bytes` and, when the pipeline searches values, makes every value finite: the
     /// test case [`judge`](Self::judge) runs.
     pub fn prepare(&self, bytes: &[u8]) -> TestCase {
         let mut case = self.decode(bytes);
@@ -288,7 +226,7 @@ impl Harness {
             &model,
             &inputs,
             reference.as_ref(),
-            || Self::op_types(&case),
+            || crate::targets::op_types(&case),
             &mut fired,
         );
         let verdict = match verdict {

@@ -1,0 +1,502 @@
+//! `dlcfuzz bench …`: measurements too long for tests. Each returns a JSON summary.
+//!
+//! - [`target`]: execs/s and verdicts of any fuzz target, in process as libFuzzer runs it.
+//! - [`generation`]: decode + emit speed and the share of models ONNX Runtime runs.
+//! - [`values`]: gradient value search vs sampling vs search with repair.
+//! - [`patterns`]: OATest splicing on ONNX Runtime and its optimization-triggering rate.
+
+use crate::backend::capability::Capabilities;
+use crate::backend::Backend;
+use crate::campaign::Stats;
+use crate::emit::onnx::emit;
+use crate::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
+use crate::mutate::patterns::recipe::HEADER_BYTES;
+use crate::mutate::patterns::Library;
+use crate::oracle::{Skip, Verdict};
+use crate::pipeline::{Pipeline, TestRun};
+use crate::targets::FuzzTarget;
+use crate::values::repair::search_with_repair;
+use crate::values::search::{gradient_search, sample_search, SearchConfig, SearchOutcome};
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// A stream of seeded random inputs of `len` bytes.
+pub fn random_inputs(seed: u64, len: usize) -> impl FnMut() -> Vec<u8> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    move || {
+        let mut b = vec![0u8; len];
+        rng.fill(b.as_mut_slice());
+        b
+    }
+}
+
+/// The length of a graph recipe for `nodes` operator nodes (two step chunks per node).
+pub fn recipe_len(nodes: usize) -> usize {
+    CONFIG_BYTES + STEP_BYTES * nodes * 2
+}
+
+/// CPU time of the calling thread in seconds (excludes time the host steals from this VM,
+/// which makes wall-clock figures on a shared machine swing by 2x).
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc == 0 {
+        ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    } else {
+        f64::NAN
+    }
+}
+
+/// A short name for a skip reason.
+pub fn skip_kind(skip: &Skip) -> &'static str {
+    match skip {
+        Skip::Unsupported(_) => "unsupported",
+        Skip::Invalid(_) => "invalid",
+        Skip::NonFinite => "non-finite",
+        Skip::Rejected(_) => "rejected",
+        Skip::Explained(_) => "explained",
+    }
+}
+
+/// Runs `target` on `count` seeded random inputs of `len` bytes: setup time is the caller's
+/// (the target is built); the first input is timed apart (lazy set-up in the compiler), then
+/// execs/s over the rest, verdict counts, and the share of inputs the compiler compiled and
+/// ran (a pass or a finding, not a skip). `tick` is called after each input.
+pub fn target(
+    target: &dyn FuzzTarget,
+    count: usize,
+    seed: u64,
+    len: usize,
+    tick: &dyn Fn(),
+) -> Value {
+    let mut input = random_inputs(seed, len);
+    let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut findings: BTreeMap<String, usize> = BTreeMap::new();
+    let mut examples: BTreeMap<String, String> = BTreeMap::new();
+    let mut tally = |verdict: Verdict| {
+        let (key, example) = match &verdict {
+            Verdict::Pass => ("pass".to_string(), String::new()),
+            Verdict::Skipped(skip) => (format!("skip:{}", skip_kind(skip)), format!("{skip:?}")),
+            Verdict::Found(f) => {
+                *findings.entry(f.signature.clone()).or_default() += 1;
+                (format!("found:{:?}", f.kind), f.detail.clone())
+            }
+        };
+        if !example.is_empty() {
+            let cut: String = example.chars().take(400).collect();
+            examples.entry(key.clone()).or_insert(cut);
+        }
+        *verdicts.entry(key).or_default() += 1;
+        tick();
+    };
+    let first = Instant::now();
+    tally(target.run(&input(), &[], None).verdict);
+    let first = first.elapsed();
+    let start = Instant::now();
+    for _ in 1..count {
+        tally(target.run(&input(), &[], None).verdict);
+    }
+    let elapsed = start.elapsed();
+    let compiled: usize = verdicts
+        .iter()
+        .filter(|(k, _)| !k.starts_with("skip:"))
+        .map(|(_, n)| n)
+        .sum();
+    json!({
+        "target": target.info().name,
+        "compiler": target.version(),
+        "inputs": count,
+        "first_s": first.as_secs_f64(),
+        "execs_per_s": (count.saturating_sub(1)) as f64 / elapsed.as_secs_f64().max(1e-9),
+        "compiled_share": compiled as f64 / count.max(1) as f64,
+        "verdicts": verdicts,
+        "findings": findings,
+        "first_of_each": examples,
+    })
+}
+
+/// Generation speed and validity: decode + emit `count` models of `nodes` nodes on
+/// `backend`'s menu (timed), then run each unoptimized on it (untimed).
+pub fn generation(backend: &dyn Backend, nodes: usize, count: usize, seed: u64) -> Value {
+    let menu = Capabilities::load_or_probe(backend).menu();
+    let mut next = random_inputs(seed, recipe_len(nodes));
+    let inputs: Vec<Vec<u8>> = (0..count).map(|_| next()).collect();
+    let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
+    let models: Vec<_> = inputs
+        .iter()
+        .map(|b| {
+            let case = TestCase::decode(b, &menu, &Limits::exact(nodes));
+            let model = emit(&case);
+            (case, model)
+        })
+        .collect();
+    let elapsed = start.elapsed();
+    let cpu = thread_cpu_seconds() - cpu_start;
+    let mut valid = 0usize;
+    let mut node_total = 0usize;
+    for (case, model) in &models {
+        node_total += case.graph.op_count();
+        if backend
+            .run(model, &Pipeline::inputs(case, model), 0)
+            .is_ok()
+        {
+            valid += 1;
+        }
+    }
+    let n = count.max(1) as f64;
+    json!({
+        "models": count,
+        "nodes": nodes,
+        "mean_nodes": node_total as f64 / n,
+        "ms_per_model": elapsed.as_secs_f64() * 1e3 / n,
+        "cpu_ms_per_model": cpu * 1e3 / n,
+        "valid_fraction": valid as f64 / n,
+    })
+}
+
+/// Counts of a value-search benchmark.
+#[derive(Default)]
+struct ValueTally {
+    valid: usize,
+    initially_valid: usize,
+    backend_finite: usize,
+    searched: usize,
+    searched_valid: usize,
+    repaired: usize,
+    ms_total: f64,
+    ms_searched: f64,
+    still_failing: BTreeMap<String, usize>,
+}
+
+impl ValueTally {
+    fn add(&mut self, outcome: &SearchOutcome, backend_finite: bool) {
+        let ms = outcome.elapsed.as_secs_f64() * 1e3;
+        self.ms_total += ms;
+        self.valid += usize::from(outcome.valid);
+        self.backend_finite += usize::from(backend_finite);
+        self.repaired += usize::from(outcome.cuts > 0);
+        if outcome.initially_valid {
+            self.initially_valid += 1;
+            return;
+        }
+        self.searched += 1;
+        self.searched_valid += usize::from(outcome.valid);
+        self.ms_searched += ms;
+        if !outcome.valid {
+            let op = outcome.error.as_ref().map_or_else(
+                || outcome.failing_op.clone().unwrap_or_default(),
+                |e| format!("error: {}", e.chars().take(80).collect::<String>()),
+            );
+            *self.still_failing.entry(op).or_default() += 1;
+        }
+    }
+
+    fn summary(&self, count: usize) -> Value {
+        let n = count.max(1) as f64;
+        json!({
+            "valid_fraction": self.valid as f64 / n,
+            "ort_finite_fraction": self.backend_finite as f64 / n,
+            "initially_valid_fraction": self.initially_valid as f64 / n,
+            "success_when_searched": self.searched_valid as f64 / self.searched.max(1) as f64,
+            "repaired_fraction": self.repaired as f64 / n,
+            "mean_ms": self.ms_total / n,
+            "mean_ms_when_searched": self.ms_searched / self.searched.max(1) as f64,
+            "still_failing_ops": self.still_failing,
+        })
+    }
+}
+
+/// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
+/// with structural repair (each with `budget`), on the same `count` graphs of `nodes`
+/// nodes; each result is checked afterwards on `backend` (untimed).
+pub fn values(
+    backend: &dyn Backend,
+    nodes: usize,
+    count: usize,
+    seed: u64,
+    budget: Duration,
+) -> Value {
+    let menu = Capabilities::load_or_probe(backend).menu();
+    let config = SearchConfig {
+        budget,
+        max_steps: u32::MAX,
+        seed,
+    };
+    let mut next = random_inputs(seed, recipe_len(nodes));
+    let cases: Vec<TestCase> = (0..count)
+        .map(|_| TestCase::decode(&next(), &menu, &Limits::exact(nodes)))
+        .collect();
+    type Search = fn(&mut TestCase, &SearchConfig) -> SearchOutcome;
+    let methods: [(&str, Search); 3] = [
+        ("gradient", gradient_search),
+        ("sampling", sample_search),
+        ("gradient_and_repair", search_with_repair),
+    ];
+    let mut report = serde_json::Map::new();
+    for (method, search) in methods {
+        let mut tally = ValueTally::default();
+        for case in &cases {
+            let mut case = case.clone();
+            let outcome = search(&mut case, &config);
+            let model = emit(&case);
+            let finite = backend
+                .run(&model, &Pipeline::inputs(&case, &model), 0)
+                .is_ok_and(|outs| outs.iter().all(crate::ir::Tensor::is_finite));
+            tally.add(&outcome, finite);
+        }
+        report.insert(method.into(), tally.summary(count));
+    }
+    report.insert("nodes".into(), nodes.into());
+    report.insert("models".into(), count.into());
+    report.insert("budget_ms".into(), (budget.as_millis() as u64).into());
+    Value::Object(report)
+}
+
+/// Counts of a pattern-synthesis benchmark: the campaign's [`Stats`] plus splices and
+/// triggering.
+#[derive(Default)]
+struct PatternTally {
+    stats: Stats,
+    spliced_cases: usize,
+    splices: usize,
+    /// Per pass: (tests whose splice targets it and whose transformer is known, of those
+    /// the tests in which it fired).
+    triggered: BTreeMap<String, (usize, usize)>,
+}
+
+impl PatternTally {
+    fn add(&mut self, run: &TestRun, reference_level: &str) {
+        self.stats.record(
+            &run.verdict,
+            run.case.graph.op_count(),
+            &run.fired,
+            reference_level,
+        );
+        self.splices += run.case.spliced.len();
+        self.spliced_cases += usize::from(!run.case.spliced.is_empty());
+        let mut seen = BTreeSet::new();
+        for s in &run.case.spliced {
+            let Some(t) = &s.transformer else { continue };
+            if !seen.insert(s.pass.clone()) {
+                continue;
+            }
+            let entry = self.triggered.entry(s.pass.clone()).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(run.fired.contains(t));
+        }
+    }
+
+    fn summary(&mut self, elapsed: Duration) -> Value {
+        self.stats.finish(elapsed);
+        let stats = &self.stats;
+        let n = stats.tests.max(1) as f64;
+        let (targeted, fired) = self
+            .triggered
+            .values()
+            .fold((0, 0), |(a, b), (t, f)| (a + t, b + f));
+        let per_pass: BTreeMap<&String, String> = self
+            .triggered
+            .iter()
+            .map(|(p, (t, f))| (p, format!("{f}/{t}")))
+            .collect();
+        json!({
+            "cases": stats.tests,
+            "cases_with_a_pattern": self.spliced_cases as f64 / n,
+            "patterns_per_case": self.splices as f64 / n,
+            "mean_nodes": stats.mean_nodes,
+            "valid_fraction": stats.valid_fraction,
+            "numerically_valid_fraction": stats.valid_fraction - stats.non_finite_fraction,
+            "optimization_triggering_rate": fired as f64 / targeted.max(1) as f64,
+            "triggered_per_pass": per_pass,
+            "tests_per_s": stats.tests_per_s,
+            "findings": stats.signatures,
+            "invalid_samples": stats.sample_skips,
+        })
+    }
+}
+
+/// Pattern synthesis on `backend` (ONNX Runtime: it reports fired transformers): splice
+/// success, validity of the synthesized models, and the optimization-triggering rate (the
+/// spliced pattern's pass fired at some level), over `count` cases of `library`.
+pub fn patterns(
+    backend: Box<dyn Backend>,
+    library: Library,
+    count: usize,
+    seed: u64,
+    max_nodes: usize,
+    tick: &dyn Fn(),
+) -> Value {
+    let limits = Limits {
+        min_nodes: 1,
+        max_nodes,
+    };
+    let pipeline = Pipeline::probed(backend, limits).with_patterns(library);
+    let reference_level = pipeline.backend.levels()[0];
+    let mut next = random_inputs(seed, HEADER_BYTES + recipe_len(max_nodes));
+    let mut tally = PatternTally::default();
+    let start = Instant::now();
+    for _ in 0..count {
+        tally.add(&pipeline.test(&next()), reference_level);
+        tick();
+    }
+    tally.summary(start.elapsed())
+}
+
+/// The menu a `gen` command draws from: every spec, or what `backend` supports.
+pub fn menu(backend: Option<&dyn Backend>) -> Menu {
+    match backend {
+        Some(b) => Capabilities::load_or_probe(b).menu(),
+        None => Menu::everything(),
+    }
+}
+
+/// Writes `count` generated models of `nodes` nodes from `menu` (and their fuzz inputs) into
+/// `out` (`dlcfuzz gen`).
+pub fn write_models(
+    menu: &Menu,
+    nodes: usize,
+    count: usize,
+    seed: u64,
+    out: &std::path::Path,
+) -> Result<Value, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let mut next = random_inputs(seed, recipe_len(nodes));
+    for k in 0..count {
+        let bytes = next();
+        let case = TestCase::decode(&bytes, menu, &Limits::exact(nodes));
+        let write = |name: String, contents: &[u8]| {
+            std::fs::write(out.join(&name), contents).map_err(|e| format!("{name}: {e}"))
+        };
+        write(format!("model_{k:05}.onnx"), &emit(&case).bytes)?;
+        write(format!("model_{k:05}.bin"), &bytes)?;
+    }
+    Ok(json!({ "models": count, "nodes": nodes, "out": out }))
+}
+
+/// `dlcfuzz bench …`: what to measure.
+#[derive(clap::Subcommand)]
+pub enum BenchCommand {
+    /// Execs/s and verdicts of any fuzz target on seeded random inputs, run in process
+    /// exactly as libFuzzer runs it; the first test (lazy set-up) is timed apart.
+    Target {
+        /// The target (`dlcfuzz targets`).
+        name: String,
+        /// Number of inputs.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Length of each random input in bytes.
+        #[arg(long, default_value_t = 600)]
+        len: usize,
+    },
+    /// Generation speed and validity: decode + emit, then check each model on ORT (untimed).
+    Gen {
+        /// Operator nodes per model.
+        #[arg(long, default_value_t = 10)]
+        nodes: usize,
+        /// Number of models.
+        #[arg(long, default_value_t = 500)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Pattern synthesis on ONNX Runtime: splice success, validity of the synthesized models,
+    /// and the optimization-triggering rate (the spliced pattern's pass fired at some level).
+    Patterns {
+        /// `builtin` or a library file.
+        #[arg(long, default_value = "builtin")]
+        library: String,
+        /// Number of cases.
+        #[arg(long, default_value_t = 1000)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Most operator nodes of the seed graph.
+        #[arg(long, default_value_t = 10)]
+        max_nodes: usize,
+    },
+    /// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
+    /// with structural repair (each round with the budget), on the same graphs, each result
+    /// checked afterwards on ORT (untimed).
+    Values {
+        /// Operator nodes per model.
+        #[arg(long, default_value_t = 10)]
+        nodes: usize,
+        /// Number of models.
+        #[arg(long, default_value_t = 300)]
+        count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Search budget per model, in milliseconds.
+        #[arg(long, default_value_t = 20)]
+        budget_ms: u64,
+    },
+}
+
+impl BenchCommand {
+    /// How many items the benchmark runs through a progress tick, when it ticks.
+    pub fn count(&self) -> Option<usize> {
+        match self {
+            BenchCommand::Target { count, .. } | BenchCommand::Patterns { count, .. } => {
+                Some(*count)
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs the benchmark (`tick` after each item) and returns its JSON summary.
+    pub fn run(self, tick: &dyn Fn()) -> Result<Value, String> {
+        let ort = || crate::backend::by_name("ort");
+        Ok(match self {
+            BenchCommand::Target {
+                name,
+                count,
+                seed,
+                len,
+            } => {
+                let built = crate::targets::build(&crate::targets::TargetConfig::new(&name, 10))?;
+                target(built.as_ref(), count, seed, len, tick)
+            }
+            BenchCommand::Gen { nodes, count, seed } => {
+                generation(ort()?.as_ref(), nodes, count, seed)
+            }
+            BenchCommand::Values {
+                nodes,
+                count,
+                seed,
+                budget_ms,
+            } => values(
+                ort()?.as_ref(),
+                nodes,
+                count,
+                seed,
+                Duration::from_millis(budget_ms),
+            ),
+            BenchCommand::Patterns {
+                library,
+                count,
+                seed,
+                max_nodes,
+            } => patterns(
+                ort()?,
+                Library::named(&library)?,
+                count,
+                seed,
+                max_nodes,
+                tick,
+            ),
+        })
+    }
+}
