@@ -226,7 +226,7 @@ impl Pipeline {
             &model,
             &inputs,
             reference.as_ref(),
-            || crate::targets::op_types(&case),
+            || case.op_types(),
             &mut fired,
         );
         let verdict = match verdict {

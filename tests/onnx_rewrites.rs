@@ -104,7 +104,7 @@ fn preserves(name: &str, needed: usize, plan: impl Fn(u8) -> Vec<Rewrite>) {
             panic!(
                 "{name}: outputs differ after {applied:?} on input {k} (ops {}; float16 graph: \
                  {has_f16}; models in {}); per output: {:?}",
-                dlcfuzz::targets::op_types(&case),
+                case.op_types(),
                 dir.display(),
                 expected
                     .iter()

@@ -188,8 +188,11 @@ fn a_finding_repro_runs_without_dlcfuzz_and_judges_against_the_exact_result() {
         else {
             continue;
         };
-        let check = dlcfuzz::campaign::verify::recheck_on_newest(&dir, &dlcfuzz::targets::NewestEnv::onnx_runtime())
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let check = dlcfuzz::campaign::verify::recheck_on_newest(
+            &dir,
+            &dlcfuzz::targets::NewestEnv::onnx_runtime(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         assert!(!check.live, "{}: {}", dir.display(), check.output);
         assert!(
             check.output.contains("unoptimized: right"),

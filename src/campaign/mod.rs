@@ -8,6 +8,7 @@ pub mod finding;
 pub mod launch;
 pub mod post;
 pub mod replay;
+pub mod report_md;
 pub mod runner;
 pub mod verify;
 pub mod worker;

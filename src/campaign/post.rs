@@ -148,6 +148,6 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         report.nodes = run.nodes();
     }
     report.write(dir).map_err(|e| e.to_string())?;
-    crate::report::finding::write(dir).map_err(|e| e.to_string())?;
+    super::report_md::write(dir).map_err(|e| e.to_string())?;
     Ok(reduction)
 }

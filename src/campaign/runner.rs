@@ -537,7 +537,7 @@ pub fn run(
     // Hit counts have grown since each report.md was written: bring them up to date.
     for dir in finding_dirs(&config.out) {
         if dir.join("report.md").exists() {
-            let _ = crate::report::finding::write(&dir);
+            let _ = super::report_md::write(&dir);
         }
     }
     match s.error {

@@ -106,7 +106,10 @@ pub struct NewestCheck {
 
 /// Runs `dir/repro.py` in `env` (the newest release, whatever release the campaign tested)
 /// and says whether the bug is still live there. `Err` when the script cannot run at all.
-pub fn recheck_on_newest(dir: &Path, env: &crate::targets::NewestEnv) -> Result<NewestCheck, String> {
+pub fn recheck_on_newest(
+    dir: &Path,
+    env: &crate::targets::NewestEnv,
+) -> Result<NewestCheck, String> {
     let script = dir.join("repro.py");
     if !script.exists() {
         return Err("no repro.py".into());

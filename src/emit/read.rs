@@ -99,37 +99,6 @@ pub fn node_op_types(bytes: &[u8]) -> Option<Vec<String>> {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::emit::onnx::emit;
-    use crate::gen::{Limits, Menu, TestCase};
-
-    #[test]
-    fn an_emitted_model_reads_back_with_its_names_and_types() {
-        let case = TestCase::decode(&[5u8; 400], &Menu::everything(), &Limits::exact(4));
-        let emitted = emit(&case);
-        let (read, input_types) = read_model(emitted.bytes.clone()).unwrap();
-        let names =
-            |v: &[(NodeIndex, String)]| v.iter().map(|(_, n)| n.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&read.inputs), names(&emitted.inputs));
-        assert_eq!(read.output_types, emitted.output_types);
-        let expected: Vec<TensorType> = emitted
-            .inputs
-            .iter()
-            .map(|(n, _)| case.graph.node(*n).outputs[0].clone())
-            .collect();
-        assert_eq!(input_types, expected);
-        assert!(read_model(b"\x0a\x00garbage".to_vec()).is_err());
-    }
-
-    #[test]
-    fn the_pattern_is_the_documented_one() {
-        let t = pattern_input(&TensorType::new(crate::ir::DType::I32, vec![4]));
-        assert_eq!(t.data.to_f64_vec(), vec![-3.0, 4.0, 0.0, 7.0]);
-    }
-}
-
 /// Runs the standalone model file `path` at every level of `backend` on the documented
 /// pattern inputs: one JSON line per level with its outputs' shapes and first `show`
 /// values, or its error (`dlcfuzz run-model`).
@@ -159,4 +128,35 @@ pub fn run_file(
         serde_json::json!({ "level": name, "result": result })
     };
     Ok(backend.levels().iter().enumerate().map(level).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::onnx::emit;
+    use crate::gen::{Limits, Menu, TestCase};
+
+    #[test]
+    fn an_emitted_model_reads_back_with_its_names_and_types() {
+        let case = TestCase::decode(&[5u8; 400], &Menu::everything(), &Limits::exact(4));
+        let emitted = emit(&case);
+        let (read, input_types) = read_model(emitted.bytes.clone()).unwrap();
+        let names =
+            |v: &[(NodeIndex, String)]| v.iter().map(|(_, n)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&read.inputs), names(&emitted.inputs));
+        assert_eq!(read.output_types, emitted.output_types);
+        let expected: Vec<TensorType> = emitted
+            .inputs
+            .iter()
+            .map(|(n, _)| case.graph.node(*n).outputs[0].clone())
+            .collect();
+        assert_eq!(input_types, expected);
+        assert!(read_model(b"\x0a\x00garbage".to_vec()).is_err());
+    }
+
+    #[test]
+    fn the_pattern_is_the_documented_one() {
+        let t = pattern_input(&TensorType::new(crate::ir::DType::I32, vec![4]));
+        assert_eq!(t.data.to_f64_vec(), vec![-3.0, 4.0, 0.0, 7.0]);
+    }
 }

@@ -166,6 +166,23 @@ pub struct Spliced {
 }
 
 impl TestCase {
+    /// Sorted, de-duplicated op types of the graph, comma-separated (part of inconsistency
+    /// signatures and of coverage features).
+    pub fn op_types(&self) -> String {
+        let mut ops: Vec<&str> = self
+            .graph
+            .op_nodes()
+            .into_iter()
+            .filter_map(|n| match &self.graph.node(n).kind {
+                crate::ir::NodeKind::Op(op) => Some(op.op_type()),
+                _ => None,
+            })
+            .collect();
+        ops.sort_unstable();
+        ops.dedup();
+        ops.join(",")
+    }
+
     /// Decodes `bytes` into a valid test case using the choices in `menu`.
     pub fn decode(bytes: &[u8], menu: &Menu, limits: &Limits) -> TestCase {
         Self::from_recipe(&Recipe::from_bytes(bytes), menu, limits)

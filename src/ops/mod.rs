@@ -389,7 +389,6 @@ pub fn registry() -> &'static [Box<dyn OpSpec>] {
         all.extend(norm::specs());
         all.extend(layout::specs());
         all.extend(slicing::specs());
-        all.extend(unary::domain_restricted_specs());
         all.extend(quant::specs());
         all.extend(misc::late_specs());
         all

@@ -1,12 +1,22 @@
-//! Element-wise unary math and activations: one output of the input's shape.
+//! Element-wise unary math and activations, each declared once, in one row of [`table`]:
+//! its ONNX types and float attributes (the spec the generator uses), its libtorch
+//! evaluation (the reference), how its kernels round (precision analysis), where it jumps
+//! (outputs within rounding of a jump are never compared), and how the program targets
+//! write it as a torch expression. Every other layer reads the row; nothing keeps a second
+//! list of these op names.
+//!
+//! Adding an op is one row; its id in the decoder is derived from its name
+//! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
 use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor};
 use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use std::sync::OnceLock;
+use tch::{Kind, TchError, Tensor};
 
 /// Which dtypes a unary op accepts and what it outputs.
-#[derive(Clone, Copy)]
-enum Types {
+#[derive(Clone, Copy, Debug)]
+pub enum Types {
     /// Floats in, same type out.
     Float,
     /// Floats and signed integers.
@@ -23,220 +33,270 @@ enum Types {
     OnlyToBool(&'static [DType]),
 }
 
-/// A float attribute with its range.
-type FloatAttr = (&'static str, f32, f32);
-
-/// An element-wise unary op.
-struct Unary {
-    name: &'static str,
-    types: Types,
-    floats: &'static [FloatAttr],
+/// A float attribute: its ONNX default, and the range the generator draws it from (`None`:
+/// never generated, only read from models that set it).
+#[derive(Clone, Copy, Debug)]
+pub struct FloatAttr {
+    /// The attribute's name.
+    pub name: &'static str,
+    /// The ONNX default.
+    pub default: f32,
+    /// The generated range.
+    pub range: Option<(f32, f32)>,
 }
 
-const ALPHA: &[FloatAttr] = &[("alpha", 0.0625, 2.0)];
+/// A generated float attribute in `[lo, hi]` with ONNX default `default`.
+pub const fn drawn(name: &'static str, default: f32, lo: f32, hi: f32) -> FloatAttr {
+    FloatAttr {
+        name,
+        default,
+        range: Some((lo, hi)),
+    }
+}
 
-const TABLE: &[Unary] = &[
+/// What an evaluation sees besides the input: the float attributes in declaration order
+/// (defaults filled in), the input dtype, and integer attributes by name.
+pub struct EvalArgs<'a> {
+    /// Float attribute values, in the row's order.
+    pub floats: &'a [f64],
+    /// The input's dtype (its libtorch carrier may be wider).
+    pub dtype: DType,
+    /// An integer attribute, or the given default.
+    pub int: &'a dyn Fn(&str, i64) -> i64,
+}
+
+/// Where a row's output jumps, from its float attribute values.
+pub type Jumps = fn(&[f64]) -> Vec<f64>;
+
+/// The reference evaluation of a row.
+pub type Eval = fn(&Tensor, &EvalArgs) -> Result<Tensor, TchError>;
+
+/// One element-wise unary operator. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Unary {
+    /// The ONNX op type.
+    pub name: &'static str,
+    /// Its input types.
+    pub types: Types,
+    /// Its float attributes.
+    pub floats: &'static [FloatAttr],
+    /// The reference evaluation (libtorch, any float precision).
+    pub eval: Eval,
+    /// Kernels compute it to a few ulp (an elementary function), not correctly rounded.
+    pub elementary: bool,
+    /// Where the output jumps, as a function of the float attributes: inputs within rounding
+    /// of a jump make the output fragile.
+    pub jumps: Option<Jumps>,
+    /// The torch expression of the program targets (`{x}` the input, `{name}` a float
+    /// attribute), float32 only; `None`: not written as a program.
+    pub torch: Option<&'static str>,
+}
+
+/// A row with no attributes, jumps or torch form (see the builder methods).
+fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
     Unary {
-        name: "Abs",
-        types: Types::Numeric,
+        name,
+        types,
         floats: &[],
+        eval,
+        elementary: false,
+        jumps: None,
+        torch: None,
+    }
+}
+
+impl Unary {
+    fn floats(self, floats: &'static [FloatAttr]) -> Unary {
+        Unary { floats, ..self }
+    }
+
+    fn elementary(self) -> Unary {
+        Unary {
+            elementary: true,
+            ..self
+        }
+    }
+
+    fn jumps(self, jumps: Jumps) -> Unary {
+        Unary {
+            jumps: Some(jumps),
+            ..self
+        }
+    }
+
+    fn torch(self, torch: &'static str) -> Unary {
+        Unary {
+            torch: Some(torch),
+            ..self
+        }
+    }
+
+    /// The float attribute values of a node whose attribute `name` reads as `get(name)`,
+    /// with defaults filled in.
+    pub fn float_values(&self, get: impl Fn(&str) -> Option<f64>) -> Vec<f64> {
+        self.floats
+            .iter()
+            .map(|a| get(a.name).unwrap_or(f64::from(a.default)))
+            .collect()
+    }
+}
+
+/// `alpha * (exp(min(x, 0) / scale) - 1)` for `x <= 0`, else `x`: the ELU family without
+/// overflowing `exp` on the branch `where` discards (which would poison gradients).
+fn elu(x: &Tensor, alpha: f64, input_scale: f64) -> Result<Tensor, TchError> {
+    let negative = x
+        .f_clamp_max(0.0)?
+        .f_mul_scalar(input_scale)?
+        .f_expm1()?
+        .f_mul_scalar(alpha)?;
+    x.f_where_self(&x.f_gt(0.0)?, &negative)
+}
+
+/// `log(1 + exp(x))` to full precision, as `max(x, 0) + log1p(exp(-|x|))`. libtorch's
+/// `softplus` returns `x` itself above a threshold of 20, which is off by `log1p(exp(-x))`
+/// (2e-12 at 27): invisible in float32, a wrong float64 result.
+fn softplus(x: &Tensor) -> Result<Tensor, TchError> {
+    x.f_clamp_min(0.0)?
+        .f_add(&x.f_abs()?.f_neg()?.f_exp()?.f_log1p()?)
+}
+
+/// `x <= 0` to `0`, else `x` on integers (where `relu` is not defined).
+fn relu(x: &Tensor) -> Result<Tensor, TchError> {
+    if x.is_floating_point() {
+        x.f_relu()
+    } else {
+        x.f_clamp_min(0)
+    }
+}
+
+/// `IsInf` with its `detect_positive` / `detect_negative` switches.
+fn is_inf(x: &Tensor, a: &EvalArgs) -> Result<Tensor, TchError> {
+    let inf = x.f_isinf()?;
+    match (
+        (a.int)("detect_positive", 1) != 0,
+        (a.int)("detect_negative", 1) != 0,
+    ) {
+        (true, true) => Ok(inf),
+        (true, false) => inf.f_logical_and(&x.f_gt(0.0)?),
+        (false, true) => inf.f_logical_and(&x.f_lt(0.0)?),
+        (false, false) => inf.f_zeros_like(),
+    }
+}
+
+const LEAKY_ALPHA: &[FloatAttr] = &[drawn("alpha", 0.01, 0.0625, 2.0)];
+const ALPHA_ONE: &[FloatAttr] = &[drawn("alpha", 1.0, 0.0625, 2.0)];
+const SELU: &[FloatAttr] = &[
+    FloatAttr {
+        name: "alpha",
+        default: 1.673_263_2,
+        range: None,
     },
-    Unary {
-        name: "Neg",
-        types: Types::Signed,
-        floats: &[],
-    },
-    Unary {
-        name: "Sign",
-        types: Types::Numeric,
-        floats: &[],
-    },
-    Unary {
-        name: "Identity",
-        types: Types::Any,
-        floats: &[],
-    },
-    Unary {
-        name: "Not",
-        types: Types::Bool,
-        floats: &[],
-    },
-    Unary {
-        name: "Exp",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Log",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Sqrt",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Reciprocal",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Sin",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Cos",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Tan",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Atan",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Sinh",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Cosh",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Asinh",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Tanh",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Erf",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Floor",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Ceil",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Round",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Sigmoid",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Relu",
-        types: Types::Signed,
-        floats: &[],
-    },
-    Unary {
-        name: "LeakyRelu",
-        types: Types::Float,
-        floats: ALPHA,
-    },
-    Unary {
-        name: "Elu",
-        types: Types::Float,
-        floats: ALPHA,
-    },
-    Unary {
-        name: "Celu",
-        types: Types::Only(&[DType::F32]),
-        floats: &[("alpha", 0.25, 2.0)],
-    },
-    Unary {
-        name: "Selu",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "ThresholdedRelu",
-        types: Types::Float,
-        floats: ALPHA,
-    },
-    Unary {
-        name: "HardSigmoid",
-        types: Types::Float,
-        floats: &[("alpha", 0.0625, 1.0), ("beta", 0.0, 1.0)],
-    },
-    Unary {
-        name: "HardSwish",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Softplus",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Softsign",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Mish",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "IsNaN",
-        types: Types::OnlyToBool(&DType::FLOATS),
-        floats: &[],
-    },
-    Unary {
-        name: "IsInf",
-        types: Types::OnlyToBool(&[DType::F32, DType::F64]),
-        floats: &[],
+    FloatAttr {
+        name: "gamma",
+        default: 1.050_701,
+        range: None,
     },
 ];
 
-/// Ops defined only on part of the reals (NaN outside), which NNSmith's value search exists
-/// for. They come last in the registry so that adding them left earlier spec ids unchanged.
-const DOMAIN_RESTRICTED: &[Unary] = &[
-    Unary {
-        name: "Asin",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Acos",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Acosh",
-        types: Types::Float,
-        floats: &[],
-    },
-    Unary {
-        name: "Atanh",
-        types: Types::Float,
-        floats: &[],
-    },
-];
+/// Every element-wise unary op, in the registry's order.
+pub fn table() -> &'static [Unary] {
+    static TABLE: OnceLock<Vec<Unary>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        use Types::*;
+        vec![
+            op("Abs", Numeric, |x, a| match a.dtype.is_unsigned() {
+                true => Ok(x.shallow_clone()),
+                false => x.f_abs(),
+            })
+            .torch("torch.abs({x})"),
+            op("Neg", Signed, |x, _| x.f_neg()).torch("torch.neg({x})"),
+            op("Sign", Numeric, |x, a| match a.dtype.is_unsigned() {
+                true => x.f_ne(0)?.f_to_kind(x.kind()),
+                false => x.f_sign(),
+            })
+            .jumps(|_| vec![0.0])
+            .torch("torch.sign({x})"),
+            op("Identity", Any, |x, _| Ok(x.shallow_clone())),
+            op("Not", Bool, |x, _| x.f_logical_not()),
+            op("Exp", Float, |x, _| x.f_exp()).elementary().torch("torch.exp({x})"),
+            op("Log", Float, |x, _| x.f_log()).elementary().torch("torch.log({x})"),
+            op("Sqrt", Float, |x, _| x.f_sqrt()).torch("torch.sqrt({x})"),
+            op("Reciprocal", Float, |x, _| x.f_reciprocal()).torch("torch.reciprocal({x})"),
+            op("Sin", Float, |x, _| x.f_sin()).elementary().torch("torch.sin({x})"),
+            op("Cos", Float, |x, _| x.f_cos()).elementary().torch("torch.cos({x})"),
+            op("Tan", Float, |x, _| x.f_tan()).elementary(),
+            op("Atan", Float, |x, _| x.f_atan()).elementary().torch("torch.atan({x})"),
+            op("Sinh", Float, |x, _| x.f_sinh()).elementary(),
+            op("Cosh", Float, |x, _| x.f_cosh()).elementary(),
+            op("Asinh", Float, |x, _| x.f_asinh()).elementary(),
+            op("Tanh", Float, |x, _| x.f_tanh()).elementary().torch("torch.tanh({x})"),
+            op("Erf", Float, |x, _| x.f_erf()).elementary().torch("torch.erf({x})"),
+            op("Floor", Float, |x, _| x.f_floor()).torch("torch.floor({x})"),
+            op("Ceil", Float, |x, _| x.f_ceil()).torch("torch.ceil({x})"),
+            // libtorch rounds half to even, as ONNX does.
+            op("Round", Float, |x, _| x.f_round()),
+            op("Sigmoid", Float, |x, _| x.f_sigmoid()).elementary().torch("torch.sigmoid({x})"),
+            op("Relu", Signed, |x, _| relu(x)).torch("torch.relu({x})"),
+            op("LeakyRelu", Float, |x, a| x.f_where_self(&x.f_ge(0.0)?, &x.f_mul_scalar(a.floats[0])?))
+                .floats(LEAKY_ALPHA)
+                .torch("torch.where({x} >= 0.0, {x}, {x} * {alpha})"),
+            op("Elu", Float, |x, a| elu(x, a.floats[0], 1.0)).floats(ALPHA_ONE).elementary(),
+            op("Celu", Only(&[DType::F32]), |x, a| elu(x, a.floats[0], 1.0 / a.floats[0]))
+                .floats(const { &[drawn("alpha", 1.0, 0.25, 2.0)] })
+                .elementary(),
+            op("Selu", Float, |x, a| elu(x, a.floats[0], 1.0)?.f_mul_scalar(a.floats[1]))
+                .floats(SELU)
+                .elementary(),
+            op("ThresholdedRelu", Float, |x, a| x.f_where_scalarother(&x.f_gt(a.floats[0])?, 0.0))
+                .floats(ALPHA_ONE)
+                .jumps(|a| vec![a[0]]),
+            op("HardSigmoid", Float, |x, a| {
+                x.f_mul_scalar(a.floats[0])?.f_add_scalar(a.floats[1])?.f_clamp(0.0, 1.0)
+            })
+            .floats(const { &[drawn("alpha", 0.2, 0.0625, 1.0), drawn("beta", 0.5, 0.0, 1.0)] })
+            .elementary(),
+            op("HardSwish", Float, |x, _| {
+                x.f_mul(&x.f_mul_scalar(1.0 / 6.0)?.f_add_scalar(0.5)?.f_clamp(0.0, 1.0)?)
+            })
+            .elementary(),
+            op("Softplus", Float, |x, _| softplus(x)).elementary(),
+            op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?)).elementary(),
+            op("Mish", Float, |x, _| x.f_mul(&softplus(x)?.f_tanh()?)).elementary(),
+            op("IsNaN", OnlyToBool(&DType::FLOATS), |x, _| x.f_isnan()),
+            op("IsInf", OnlyToBool(&[DType::F32, DType::F64]), is_inf),
+            // Defined only on part of the reals (NaN outside): NNSmith's value search exists
+            // for these.
+            op("Asin", Float, |x, _| x.f_asin()).elementary(),
+            op("Acos", Float, |x, _| x.f_acos()).elementary(),
+            op("Acosh", Float, |x, _| x.f_acosh()).elementary(),
+            op("Atanh", Float, |x, _| x.f_atanh()).elementary(),
+            op("Shrink", Float, |x, a| {
+                let (bias, lambd, zero) = (a.floats[0], a.floats[1], x.f_zeros_like()?);
+                let high = x.f_sub_scalar(bias)?.f_where_self(&x.f_gt(lambd)?, &zero)?;
+                x.f_add_scalar(bias)?.f_where_self(&x.f_lt(-lambd)?, &high)
+            })
+            .floats(const { &[drawn("bias", 0.0, 0.0, 2.0), drawn("lambd", 0.5, 0.0, 2.0)] })
+            .jumps(|a| vec![-a[1], a[1]])
+            .torch("torch.where({x} < -{lambd}, {x} + {bias}, torch.where({x} > {lambd}, {x} - {bias}, torch.zeros_like({x})))"),
+        ]
+    })
+}
+
+/// The row of op type `name`, if it is an element-wise unary op.
+pub fn declared(name: &str) -> Option<&'static Unary> {
+    table().iter().find(|u| u.name == name)
+}
+
+/// Runs the row's evaluation on `x`, keeping an integer input's carrier kind for integer
+/// results (Abs, Neg, Sign, Relu).
+pub fn evaluate(row: &Unary, x: &Tensor, args: &EvalArgs) -> Result<Tensor, TchError> {
+    let y = (row.eval)(x, args)?;
+    if args.dtype.is_int() && y.kind() != x.kind() && y.kind() != Kind::Bool {
+        y.f_to_kind(x.kind())
+    } else {
+        Ok(y)
+    }
+}
 
 impl OpSpec for Unary {
     fn name(&self) -> &'static str {
@@ -261,9 +321,11 @@ impl OpSpec for Unary {
 
     fn attrs(&self, cx: &mut AttrCx, _inputs: &[SymTensor]) -> SymAttrs {
         let mut attrs = SymAttrs::default();
-        for (name, lo, hi) in self.floats {
-            let v = cx.float(*lo, *hi);
-            attrs.set(name, AttrValue::Float(v));
+        for a in self.floats {
+            if let Some((lo, hi)) = a.range {
+                let v = cx.float(lo, hi);
+                attrs.set(a.name, AttrValue::Float(v));
+            }
         }
         attrs
     }
@@ -277,26 +339,11 @@ impl OpSpec for Unary {
     }
 }
 
-/// The unary family.
+/// The unary family, one spec per row.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    boxed(TABLE)
-}
-
-/// The domain-restricted unary ops (Asin, Acos, Acosh, Atanh).
-pub fn domain_restricted_specs() -> Vec<Box<dyn OpSpec>> {
-    boxed(DOMAIN_RESTRICTED)
-}
-
-fn boxed(table: &[Unary]) -> Vec<Box<dyn OpSpec>> {
-    table
+    table()
         .iter()
-        .map(|u| {
-            Box::new(Unary {
-                name: u.name,
-                types: u.types,
-                floats: u.floats,
-            }) as Box<dyn OpSpec>
-        })
+        .map(|u| Box::new(u.clone()) as Box<dyn OpSpec>)
         .collect()
 }
 
@@ -310,9 +357,34 @@ mod tests {
             dtype: DType::F32,
             dims: vec![Int::from(2usize), Int::from(3usize)],
         };
-        for spec in specs().into_iter().chain(domain_restricted_specs()) {
+        for spec in specs() {
             let out = spec.type_transfer(&SymAttrs::default(), std::slice::from_ref(&x));
             assert_eq!(out[0].len(), 2, "{}", spec.name());
         }
+    }
+
+    #[test]
+    fn torch_forms_name_only_declared_attributes() {
+        for row in table() {
+            let Some(torch) = row.torch else { continue };
+            let mut rest = torch.replace("{x}", "");
+            for a in row.floats {
+                rest = rest.replace(&format!("{{{}}}", a.name), "");
+            }
+            assert!(!rest.contains('{'), "{}: {torch}", row.name);
+        }
+    }
+
+    #[test]
+    fn shrink_follows_its_onnx_formula() {
+        let x = Tensor::from_slice(&[-2.0f64, -0.5, 0.0, 0.4, 1.5]);
+        let args = EvalArgs {
+            floats: &[0.5, 1.0],
+            dtype: DType::F64,
+            int: &|_, d| d,
+        };
+        let y = evaluate(declared("Shrink").unwrap(), &x, &args).unwrap();
+        let got: Vec<f64> = Vec::try_from(&y).unwrap();
+        assert_eq!(got, vec![-1.5, 0.0, 0.0, 0.0, 1.0]);
     }
 }

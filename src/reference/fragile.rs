@@ -71,6 +71,18 @@ pub fn on_boundary(
         (y, my)
     };
     let out_dtype = graph.node(n).outputs[0].dtype;
+    if let Some(jumps) = crate::ops::unary::declared(op.op_type()).and_then(|u| {
+        let floats = u.float_values(|name| match op.attrs.get(name) {
+            Some(AttrValue::Float(v)) => Some(f64::from(*v)),
+            _ => None,
+        });
+        u.jumps.map(|jumps| jumps(&floats))
+    }) {
+        // A declared jump (Sign at 0, ThresholdedRelu at alpha, Shrink at ±lambd).
+        return Ok(jumps
+            .into_iter()
+            .any(|j| any(&(&x - j).abs().le_tensor(&mx))));
+    }
     Ok(match op.op_type() {
         "Floor" | "Ceil" => near_grid(&x, &mx, 0.0),
         "Round" => near_grid(&x, &mx, 0.5),
@@ -84,7 +96,6 @@ pub fn on_boundary(
         // Truncation jumps at every integer; a float cast to bool jumps at zero.
         "Cast" if out_dtype == DType::Bool => any(&x.abs().le_tensor(&mx)),
         "Cast" => !out_dtype.is_float() && near_grid(&x, &mx, 0.0),
-        "Sign" => any(&x.abs().le_tensor(&mx)),
         // Domain edges: a value computed by cancellation can land on either side of them
         // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
         "Sqrt" | "Log" | "Reciprocal" | "Pow" => any(&x.abs().le_tensor(&mx)),

@@ -68,9 +68,11 @@ pub fn version() -> String {
 
 /// Every ONNX op type [`apply`] implements.
 pub fn op_types() -> Vec<&'static str> {
+    let unary = crate::ops::unary::table().iter().map(|u| u.name);
     FAMILIES
         .iter()
         .flat_map(|(ops, _)| ops.iter().copied())
+        .chain(unary)
         .collect()
 }
 
@@ -81,7 +83,6 @@ type Family = (
 );
 
 const FAMILIES: &[Family] = &[
-    (unary::OPS, unary::apply),
     (binary::OPS, binary::apply),
     (misc::OPS, misc::apply),
     (reduce::OPS, reduce::apply),
@@ -131,10 +132,12 @@ pub fn apply_typed(
     input_dtypes: &[Option<DType>],
     output_dtypes: &[DType],
 ) -> Result<Vec<Tensor>, RefError> {
-    let (_, family) = FAMILIES
-        .iter()
-        .find(|(ops, _)| ops.contains(&op_type))
-        .ok_or_else(|| RefError::Unsupported(format!("op type {op_type}")))?;
+    let unary = crate::ops::unary::declared(op_type);
+    let family = match FAMILIES.iter().find(|(ops, _)| ops.contains(&op_type)) {
+        Some((_, family)) => Some(family),
+        None if unary.is_some() => None,
+        None => return Err(RefError::Unsupported(format!("op type {op_type}"))),
+    };
     if input_dtypes.len() != inputs.len() {
         return Err(RefError::Failed(format!(
             "{op_type}: {} inputs but {} input dtypes",
@@ -158,7 +161,11 @@ pub fn apply_typed(
         dtypes: input_dtypes.to_vec(),
         out: output_dtypes,
     };
-    let outs = family(&args)?;
+    let outs = match (family, unary) {
+        (Some(family), _) => family(&args)?,
+        (None, Some(row)) => unary::apply(row, &args)?,
+        (None, None) => unreachable!("unknown op types returned above"),
+    };
     if outs.len() < output_dtypes.len() {
         return Err(RefError::Failed(format!(
             "{op_type}: computed {} outputs, {} wanted",
@@ -235,7 +242,7 @@ impl Args<'_> {
         self.out.first().copied().unwrap_or(DType::F32)
     }
 
-    fn attr(&self, name: &str) -> Option<&AttrValue<i64>> {
+    pub(crate) fn attr(&self, name: &str) -> Option<&AttrValue<i64>> {
         self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 

@@ -107,33 +107,11 @@ fn min_normal(dtype: DType) -> f64 {
     }
 }
 
-/// Elementary functions: kernels are good to a few ulp, not correctly rounded.
+/// Elementary functions beyond the unary rows that declare themselves elementary
+/// ([`crate::ops::unary::Unary::elementary`]): kernels are good to a few ulp, not correctly
+/// rounded.
 const ELEMENTARY: &[&str] = &[
-    "Exp",
-    "Log",
-    "Sin",
-    "Cos",
-    "Tan",
-    "Asin",
-    "Acos",
-    "Atan",
-    "Sinh",
-    "Cosh",
-    "Asinh",
-    "Acosh",
-    "Atanh",
-    "Tanh",
-    "Sigmoid",
-    "Erf",
     "Pow",
-    "Softplus",
-    "Softsign",
-    "Mish",
-    "Elu",
-    "Selu",
-    "Celu",
-    "HardSigmoid",
-    "HardSwish",
     "Softmax",
     "LogSoftmax",
     "ReduceLogSumExp",
@@ -170,9 +148,15 @@ pub(super) const ACCUMULATING: &[&str] = &[
     "Resize",
 ];
 
+/// Whether `op_type` is an elementary function (kernels good to a few ulp).
+fn elementary(op_type: &str) -> bool {
+    ELEMENTARY.contains(&op_type)
+        || crate::ops::unary::declared(op_type).is_some_and(|u| u.elementary)
+}
+
 /// How many rounding units an op's kernel may be off by (see the module docs).
 pub fn allowance(op_type: &str) -> f64 {
-    if ELEMENTARY.contains(&op_type) {
+    if elementary(op_type) {
         16.0
     } else {
         2.0
@@ -544,7 +528,7 @@ fn evaluate(
             .iter()
             .map(|d| arithmetic.compute(*d))
             .collect();
-        let elementary = ELEMENTARY.contains(&op_type);
+        let elementary = elementary(op_type);
         let parts = node_parts(op);
         if let (Some(r), true) = (rounding, elementary || ACCUMULATING.contains(&op_type)) {
             // A sum of n terms in the output's precision loses about √n roundings per term

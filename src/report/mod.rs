@@ -2,7 +2,6 @@
 //! DIR`): final figures, distinct bugs after dedup with their counts, reduction ratios, and
 //! PNG plots of findings, coverage and transformers fired over time.
 
-pub mod finding;
 pub mod plot;
 
 use crate::campaign::dedup::{cluster, Cluster, Member};
@@ -118,7 +117,7 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     let summary = summarize(out);
     // Refresh every finding's report.md: hit counts have grown since it was written.
     for dir in finding_dirs(out) {
-        if let Err(e) = finding::write(&dir) {
+        if let Err(e) = crate::campaign::report_md::write(&dir) {
             tracing::warn!("{}: {e}", dir.display());
         }
     }

@@ -113,24 +113,11 @@ impl TargetRun {
 
     /// Sorted, distinct op types of the tested graph (empty without one).
     pub fn op_types(&self) -> String {
-        self.case.as_ref().map(op_types).unwrap_or_default()
+        self.case
+            .as_ref()
+            .map(TestCase::op_types)
+            .unwrap_or_default()
     }
-}
-
-/// Sorted, de-duplicated op types of a case (part of inconsistency signatures).
-pub fn op_types(case: &TestCase) -> String {
-    let mut ops: Vec<&str> = case
-        .graph
-        .op_nodes()
-        .into_iter()
-        .filter_map(|n| match &case.graph.node(n).kind {
-            crate::ir::NodeKind::Op(op) => Some(op.op_type()),
-            _ => None,
-        })
-        .collect();
-    ops.sort_unstable();
-    ops.dedup();
-    ops.join(",")
 }
 
 /// Where a finding's `repro.py` finds the newest release of its compiler.

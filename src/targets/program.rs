@@ -102,7 +102,7 @@ impl ProgramSource {
         if expected.iter().any(|t| !t.is_finite()) {
             return Err(Skip::NonFinite);
         }
-        let ops = super::op_types(&case);
+        let ops = case.op_types();
         Ok(ProgramTest {
             case,
             program,

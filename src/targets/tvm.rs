@@ -188,7 +188,7 @@ impl TvmHarness {
             level: "passes".into(),
             signature: format!(
                 "inconsistency:{BACKEND}:pass:{culprit}:{}",
-                super::op_types(&run.case)
+                run.case.op_types()
             ),
             detail: format!(
                 "passes [{}] against the plain build: {detail}",

@@ -6,28 +6,9 @@ use super::{Call, Program, Stmt};
 use crate::emit::onnx::value_name;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, ValueRef};
+use crate::ops::unary::declared;
 use crate::ops::{AttrValue, ConstInput};
 use std::collections::BTreeMap;
-
-/// Element-wise unary ops and their torch function.
-const UNARY: &[(&str, &str)] = &[
-    ("Relu", "torch.relu"),
-    ("Sigmoid", "torch.sigmoid"),
-    ("Tanh", "torch.tanh"),
-    ("Exp", "torch.exp"),
-    ("Log", "torch.log"),
-    ("Abs", "torch.abs"),
-    ("Neg", "torch.neg"),
-    ("Sqrt", "torch.sqrt"),
-    ("Sin", "torch.sin"),
-    ("Cos", "torch.cos"),
-    ("Floor", "torch.floor"),
-    ("Ceil", "torch.ceil"),
-    ("Reciprocal", "torch.reciprocal"),
-    ("Erf", "torch.erf"),
-    ("Sign", "torch.sign"),
-    ("Atan", "torch.atan"),
-];
 
 /// Element-wise binary ops (broadcasting) and their torch function.
 const BINARY: &[(&str, &str)] = &[
@@ -41,7 +22,6 @@ const BINARY: &[(&str, &str)] = &[
 
 /// Other ops the lowering writes.
 const OTHER: &[&str] = &[
-    "LeakyRelu",
     "Clip",
     "MatMul",
     "Transpose",
@@ -54,7 +34,8 @@ const OTHER: &[&str] = &[
 
 /// Whether the lowering writes `op_type` with every data dtype in `dtypes` (float32 only).
 pub fn supported(op_type: &str, dtypes: &[DType]) -> bool {
-    let known = UNARY.iter().chain(BINARY).any(|(o, _)| *o == op_type) || OTHER.contains(&op_type);
+    let unary = declared(op_type).is_some_and(|u| u.torch.is_some());
+    let known = unary || BINARY.iter().any(|(o, _)| *o == op_type) || OTHER.contains(&op_type);
     known && dtypes.iter().all(|d| *d == DType::F32)
 }
 
@@ -91,23 +72,21 @@ fn call_of(
         _ => None,
     };
     let rank = |k: usize| g.ty(g.inputs_of(node)[k]).rank() as i64;
-    let (template, elementwise, fresh) = if let Some((_, f)) = UNARY.iter().find(|(o, _)| *o == t) {
-        (format!("{f}({{0}})"), true, true)
+    let unary = declared(t).and_then(|u| Some((u, u.torch?)));
+    let (template, elementwise, fresh) = if let Some((row, torch)) = unary {
+        let floats = row.float_values(|name| match named(name) {
+            Some(AttrValue::Float(v)) => Some(f64::from(v)),
+            _ => None,
+        });
+        let mut template = torch.replace("{x}", "{0}");
+        for (a, v) in row.floats.iter().zip(floats) {
+            template = template.replace(&format!("{{{}}}", a.name), &float(v));
+        }
+        (template, true, true)
     } else if let Some((_, f)) = BINARY.iter().find(|(o, _)| *o == t) {
         (format!("{f}({{0}}, {{1}})"), true, true)
     } else {
         match t {
-            "LeakyRelu" => {
-                let alpha = match named("alpha") {
-                    Some(AttrValue::Float(a)) => f64::from(a),
-                    _ => 0.01,
-                };
-                (
-                    format!("torch.where({{0}} >= 0.0, {{0}}, {{0}} * {})", float(alpha)),
-                    true,
-                    true,
-                )
-            }
             "Clip" => {
                 let bound = |k: usize| match op.attrs.consts.get(k) {
                     Some(ConstInput::Scalar(_, v)) => float(*v),

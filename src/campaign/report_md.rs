@@ -4,8 +4,8 @@
 //! reproduce it without dlcfuzz, whether the newest release still has it, and how often and
 //! how small the fuzzer saw it.
 
-use crate::campaign::finding::{read_count, Report};
-use crate::campaign::post::{read_reduction, Envelope, ORIGINAL_MODEL};
+use super::finding::{read_count, Report};
+use super::post::{read_reduction, Envelope, ORIGINAL_MODEL};
 use std::fmt::Write;
 use std::path::Path;
 
