@@ -520,6 +520,28 @@ mod tests {
         }
     }
 
+    /// A stand-in for `libfuzzer_sys`, so that the glue macro expands and type-checks here
+    /// exactly as in `fuzz/fuzz_targets/*.rs`.
+    mod libfuzzer_sys {
+        macro_rules! fuzz_target_stub {
+            (|$data:ident: &[u8]| $body:block) => {
+                pub fn glue_entry($data: &[u8]) $body
+            };
+        }
+        pub(crate) use fuzz_target_stub as fuzz_target;
+    }
+
+    mod glued {
+        use super::libfuzzer_sys;
+        crate::fuzz_target_glue!("ort_load");
+    }
+
+    #[test]
+    fn the_glue_macro_runs_its_target_and_panics_on_nothing_for_a_clean_rejection() {
+        // `ort_load` on garbage: a clean load error, never a finding.
+        glued::glue_entry(b"not an onnx model");
+    }
+
     #[test]
     fn input_lengths_hold_the_header_and_two_steps_per_node() {
         let plain = Input::Graph { header: 0 }.random_len(10);
