@@ -37,7 +37,8 @@ cp dicts/onnx.dict "$OUT/onnx.dict"
 
 lib="$OUT/lib"
 mkdir -p "$lib/onnxruntime" "$lib/z3" "$lib/torch"
-cp .deps/py/onnxruntime/capi/libonnxruntime.so.1.31.1 "$lib/onnxruntime/"
+# The newest release setup.sh installed (the targets load libonnxruntime.so.<version>).
+cp .deps/py/onnxruntime/capi/libonnxruntime.so.* "$lib/onnxruntime/"
 cp -a .deps/py/z3/lib/. "$lib/z3/"
 rm -rf "$lib/torch/lib" "$lib/nvidia"
 cp -a .deps/torch/torch/lib "$lib/torch/lib"
