@@ -8,8 +8,8 @@
 use crate::backend::capability::Capabilities;
 use crate::backend::Backend;
 use crate::campaign::Stats;
-use crate::emit::onnx::emit;
 use crate::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
+use crate::mutate::emit;
 use crate::mutate::patterns::recipe::HEADER_BYTES;
 use crate::mutate::patterns::Library;
 use crate::oracle::{Skip, Verdict};

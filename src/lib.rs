@@ -13,6 +13,7 @@ pub mod campaign;
 pub mod emit;
 pub mod feedback;
 pub mod gen;
+pub mod headers;
 pub mod ir;
 pub mod mutate;
 pub mod ops;
@@ -22,6 +23,7 @@ pub mod pipeline;
 pub mod reduce;
 pub mod reference;
 pub mod report;
+pub mod sym;
 pub mod targets;
 pub mod values;
 

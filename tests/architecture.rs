@@ -32,5 +32,8 @@ fn every_src_module_is_in_the_architecture_document() {
             !doc.contains(&format!("`{name}`")) && !doc.contains(&format!("`{name}` ("))
         })
         .collect();
-    assert!(missing.is_empty(), "not in docs/ARCHITECTURE.md: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not in docs/ARCHITECTURE.md: {missing:?}"
+    );
 }

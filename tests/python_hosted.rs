@@ -112,14 +112,14 @@ fn python_programs_match_the_graph_reference_in_eager_mode() {
         let Ok(test) = harness.source.program(&bytes, &[]) else {
             continue;
         };
-        let source =
-            dlcfuzz::emit::program::render(&test.program, dlcfuzz::emit::program::Dialect::Python);
+        let source = dlcfuzz::mutate::program::render::render(
+            &test.program,
+            dlcfuzz::mutate::program::render::Dialect::Python,
+        );
         let eager = harness
             .eager(&source, &test)
             .unwrap_or_else(|e| panic!("eager fails: {e}\n{source}"));
-        if let Some(detail) =
-            dlcfuzz::targets::torch_compile::mismatch(&test.expected, &eager, &test.fragile)
-        {
+        if let Some(detail) = dlcfuzz::oracle::mismatch(&test.expected, &eager, &test.fragile) {
             panic!("eager differs from the reference: {detail}\n{source}");
         }
         checked += 1;

@@ -5,9 +5,9 @@
 mod common;
 
 use dlcfuzz::backend::torchscript::{JitMode, Script};
-use dlcfuzz::emit::program::{render, Dialect, ENTRY};
 use dlcfuzz::gen::Limits;
 use dlcfuzz::mutate::program::lower::lower;
+use dlcfuzz::mutate::program::render::{render, Dialect, ENTRY};
 use dlcfuzz::mutate::program::{Program, ProgramMutation, ProgramPlan};
 use dlcfuzz::oracle::Verdict;
 use dlcfuzz::reference::{convert, TorchReference};

@@ -2,7 +2,7 @@
 //! implements, learned from single-op models as NNSmith's dtype_test does, and cached on disk.
 
 use super::{Backend, ErrorClass};
-use crate::emit::onnx::emit;
+use crate::emit::onnx::emit_plain as emit;
 use crate::gen::menu::{Choice, MenuEntry};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ops::{registry, SpecId};

@@ -162,3 +162,37 @@ pub fn by_name(name: &str) -> Result<Box<dyn Backend>, String> {
         }
     }
 }
+
+/// Runs the standalone model file `path` at every level of `backend` on the documented
+/// pattern inputs: one JSON line per level with its outputs' shapes and first `show`
+/// values, or its error (`dlcfuzz run-model`).
+pub fn run_file(
+    backend: &dyn Backend,
+    path: &std::path::Path,
+    show: usize,
+) -> Result<Vec<serde_json::Value>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let (model, input_types) = crate::emit::read::read_model(bytes)?;
+    let inputs: Vec<Tensor> = input_types
+        .iter()
+        .map(crate::emit::read::pattern_input)
+        .collect();
+    let feeds: Vec<&Tensor> = inputs.iter().collect();
+    let level = |(level, name): (usize, &&str)| {
+        let result = match backend.run(&model, &feeds, level) {
+            Ok(outs) => {
+                let outs: Vec<_> = outs
+                    .iter()
+                    .map(|t| {
+                        let values: Vec<f64> = t.data.to_f64_vec().into_iter().take(show).collect();
+                        serde_json::json!({ "shape": t.shape, "values": values })
+                    })
+                    .collect();
+                serde_json::json!({ "outputs": outs })
+            }
+            Err(e) => serde_json::json!({ "error": e }),
+        };
+        serde_json::json!({ "level": name, "result": result })
+    };
+    Ok(backend.levels().iter().enumerate().map(level).collect())
+}

@@ -286,8 +286,9 @@ fn lib<T>(result: Result<T, String>) -> Result<T> {
     result.map_err(anyhow::Error::msg)
 }
 
+/// Prints `value` as one line of JSON (what scripts and tests read: the last stdout line).
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    println!("{}", serde_json::to_string(value)?);
     Ok(())
 }
 
@@ -393,7 +394,7 @@ fn main() -> Result<()> {
             show,
         } => {
             let backend = lib(backend::by_name(&name))?;
-            for line in lib(dlcfuzz::emit::read::run_file(backend.as_ref(), &path, show))? {
+            for line in lib(backend::run_file(backend.as_ref(), &path, show))? {
                 println!("{line}");
             }
         }
@@ -431,7 +432,7 @@ fn main() -> Result<()> {
             let bar = progress(what.count().map(|n| n as u64));
             let summary = what.run(&|| bar.inc(1));
             bar.finish_and_clear();
-            print_json(&lib(summary)?)?;
+            println!("{}", serde_json::to_string_pretty(&lib(summary)?)?);
         }
     }
     Ok(())

@@ -7,11 +7,22 @@
 //! one kind whose reduction keys are equal, whose culprit passes are equal, or whose
 //! normalized tokens overlap almost entirely.
 
-use super::executor::Death;
 use crate::oracle::{Finding, FindingKind};
 use crate::reduce::reduction_key;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// How the process running a test died (isolated execution only).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Death {
+    /// Signal name or exit status, or `timeout` / `rss-limit` when the campaign killed it.
+    pub cause: String,
+    /// The last part of the process's stderr during the test.
+    pub stderr: String,
+    /// The model under test when it died, if the process got as far as emitting it.
+    #[serde(skip)]
+    pub model: Option<Vec<u8>>,
+}
 
 /// `message` with hex addresses, numbers and directories removed: `0x7ffd…` → `ADDR`,
 /// tokens holding digits → `N`, `/a/b/file.cc` → `file.cc`.

@@ -31,17 +31,7 @@ impl Request {
     }
 }
 
-/// How the process running a test died (isolated execution only).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Death {
-    /// Signal name or exit status, or `timeout` / `rss-limit` when the campaign killed it.
-    pub cause: String,
-    /// The last part of the process's stderr during the test.
-    pub stderr: String,
-    /// The model under test when it died, if the process got as far as emitting it.
-    #[serde(skip)]
-    pub model: Option<Vec<u8>>,
-}
+pub use super::dedup::Death;
 
 /// What one test gave.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

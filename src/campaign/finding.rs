@@ -1,11 +1,12 @@
 //! Finding folders: the fuzz input, the target's artifacts (model, program, a standalone
 //! `repro.py`), `report.json` and the hit count. One folder per signature, created atomically by whoever sees it first.
 
-use super::executor::Outcome;
+use super::dedup::Death;
 use super::verify::{NewestCheck, Severity};
 use crate::backend::bisect::Culprits;
 use crate::oracle::{Finding, FindingKind};
-use crate::targets::{FuzzTarget, TargetRun};
+use crate::reduce::Reduction;
+use crate::targets::{FuzzTarget, TargetConfig, TargetRun};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,49 @@ pub const REPORT_JSON: &str = "report.json";
 /// The fuzz input.
 pub const INPUT: &str = "input.bin";
 pub use crate::targets::MODEL;
+
+/// The campaign target saved in every finding folder.
+pub const TARGET_JSON: &str = "target.json";
+/// The reduction saved in a finding folder.
+pub const REDUCTION_JSON: &str = "reduction.json";
+/// The model as first found, before reduction.
+pub const ORIGINAL_MODEL: &str = "original.onnx";
+
+/// The target a finding folder was found with, plus the decoder version of its input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The campaign target.
+    pub target: TargetConfig,
+    /// [`crate::gen::DECODER_VERSION`] when the input was saved.
+    pub decoder_version: u32,
+}
+
+impl Envelope {
+    /// Writes `dir/target.json` for `target` with the current decoder version.
+    pub fn write(dir: &Path, target: &TargetConfig) -> std::io::Result<()> {
+        let envelope = Envelope {
+            target: target.clone(),
+            decoder_version: crate::gen::DECODER_VERSION,
+        };
+        std::fs::write(
+            dir.join(TARGET_JSON),
+            serde_json::to_vec_pretty(&envelope).expect("serializable"),
+        )
+    }
+
+    /// Reads `dir/target.json`.
+    pub fn read(dir: &Path) -> Result<Envelope, String> {
+        let path = dir.join(TARGET_JSON);
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Reads the saved reduction of a finding folder, if it was reduced.
+pub fn read_reduction(dir: &Path) -> Option<Reduction> {
+    let bytes = std::fs::read(dir.join(REDUCTION_JSON)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
 /// How many tests hit the finding.
 pub const COUNT: &str = "count";
 
@@ -143,12 +187,22 @@ pub fn write_new(
     Ok(Some(dir))
 }
 
+/// A test whose process died: how, and what it was running.
+pub struct DeadTest<'a> {
+    /// How the process died.
+    pub death: &'a Death,
+    /// The op types of the model it was running.
+    pub ops: &'a str,
+    /// Its operator nodes.
+    pub nodes: usize,
+}
+
 /// Writes a new finding folder for a test whose process died (input, the model it was
 /// running, the process's stderr, `report.json`); `None` when one exists for the signature.
 pub fn write_death(
     out: &Path,
     bytes: &[u8],
-    outcome: &Outcome,
+    died: &DeadTest,
     finding: &Finding,
     target: &str,
 ) -> std::io::Result<Option<PathBuf>> {
@@ -156,17 +210,15 @@ pub fn write_death(
         return Ok(None);
     };
     std::fs::write(dir.join(INPUT), bytes)?;
-    if let Some(death) = &outcome.death {
-        if let Some(model) = &death.model {
-            std::fs::write(dir.join(MODEL), model)?;
-        }
-        std::fs::write(dir.join("stderr.txt"), &death.stderr)?;
+    if let Some(model) = &died.death.model {
+        std::fs::write(dir.join(MODEL), model)?;
     }
+    std::fs::write(dir.join("stderr.txt"), &died.death.stderr)?;
     Report {
         finding: finding.clone(),
         backend: target.to_string(),
-        op_types: outcome.ops.clone(),
-        nodes: outcome.nodes,
+        op_types: died.ops.to_string(),
+        nodes: died.nodes,
         input_bytes: bytes.len(),
         replay: replay_command(&dir),
         spliced: Vec::new(),

@@ -7,53 +7,14 @@
 //! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`.
 
 use super::executor::{Executor, Request};
-use super::finding::{Report, INPUT, MODEL};
+use super::finding::{Envelope, Report, INPUT, MODEL, ORIGINAL_MODEL, REDUCTION_JSON};
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
 use crate::backend::bisect::bisect;
 use crate::oracle::Verdict;
 use crate::reduce::{reduce, reduction_key, Reduction};
-use crate::targets::TargetConfig;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// The campaign target saved in every finding folder.
-pub const TARGET_JSON: &str = "target.json";
-/// The reduction saved in a finding folder.
-pub const REDUCTION_JSON: &str = "reduction.json";
-/// The model as first found, before reduction.
-pub const ORIGINAL_MODEL: &str = "original.onnx";
-
-/// The target a finding folder was found with, plus the decoder version of its input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Envelope {
-    /// The campaign target.
-    pub target: TargetConfig,
-    /// [`crate::gen::DECODER_VERSION`] when the input was saved.
-    pub decoder_version: u32,
-}
-
-impl Envelope {
-    /// Writes `dir/target.json` for `target` with the current decoder version.
-    pub fn write(dir: &Path, target: &TargetConfig) -> std::io::Result<()> {
-        let envelope = Envelope {
-            target: target.clone(),
-            decoder_version: crate::gen::DECODER_VERSION,
-        };
-        std::fs::write(
-            dir.join(TARGET_JSON),
-            serde_json::to_vec_pretty(&envelope).expect("serializable"),
-        )
-    }
-
-    /// Reads `dir/target.json`.
-    pub fn read(dir: &Path) -> Result<Envelope, String> {
-        let path = dir.join(TARGET_JSON);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
-    }
-}
 
 /// How to reduce.
 pub struct PostOptions {
@@ -63,12 +24,6 @@ pub struct PostOptions {
     pub budget: Duration,
     /// Limits on each candidate.
     pub isolation: Isolation,
-}
-
-/// Reads the saved reduction of a finding folder, if it was reduced.
-pub fn read_reduction(dir: &Path) -> Option<Reduction> {
-    let bytes = std::fs::read(dir.join(REDUCTION_JSON)).ok()?;
-    serde_json::from_slice(&bytes).ok()
 }
 
 /// Reduces, bisects and reports the finding in `dir`.
@@ -114,13 +69,14 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     };
     drop(executor);
     let _ = std::fs::remove_dir_all(&inflight);
-    // The reduced case's artifacts, from one more in-process run of the target.
-    let run = target.run(&bytes, &reduction.edits, None);
+    // The reduced case's files, computed without running the compiler (the finding may be
+    // one that kills whoever runs it).
+    let (case, files) = target.artifacts(&bytes, &reduction.edits, &report.finding, None);
     let original = dir.join(ORIGINAL_MODEL);
     if !original.exists() && dir.join(MODEL).exists() && !reduction.edits.is_empty() {
         std::fs::rename(dir.join(MODEL), &original).map_err(|e| e.to_string())?;
     }
-    for (name, contents) in &run.artifacts {
+    for (name, contents) in &files {
         std::fs::write(dir.join(name), contents).map_err(|e| e.to_string())?;
     }
     std::fs::write(
@@ -131,9 +87,9 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     if target.bisects(&report.finding) {
         let culprits = bisect(dir, &report.finding.level);
         if let Ok(c) = &culprits {
-            if let Some(repro) = target.culprit_repro(&bytes, &reduction.edits, &report.finding, c)
-            {
-                std::fs::write(dir.join("repro.py"), repro).map_err(|e| e.to_string())?;
+            let (_, files) = target.artifacts(&bytes, &reduction.edits, &report.finding, Some(c));
+            for (name, contents) in &files {
+                std::fs::write(dir.join(name), contents).map_err(|e| e.to_string())?;
             }
         }
         report.culprits = Some(culprits);
@@ -143,9 +99,9 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     }
     report.severity = Some(Severity::of(&report.finding));
     report.spec = Some(spec_basis(&report.finding));
-    if run.case.is_some() {
-        report.op_types = run.op_types();
-        report.nodes = run.nodes();
+    if let Some(case) = &case {
+        report.op_types = case.op_types();
+        report.nodes = case.graph.op_count();
     }
     report.write(dir).map_err(|e| e.to_string())?;
     super::report_md::write(dir).map_err(|e| e.to_string())?;

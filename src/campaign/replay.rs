@@ -4,7 +4,7 @@
 //! drift is reported, and a still-failing raw input can become a full finding folder.
 
 use super::finding;
-use super::post::{self, Envelope};
+use super::finding::Envelope;
 use crate::oracle::Verdict;
 use crate::targets::TargetConfig;
 use serde::Serialize;
@@ -57,7 +57,7 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<Replayed, String> 
     }
     let config = envelope.map_or_else(|| options.target.clone(), |e| e.target);
     let target = crate::targets::build(&config)?;
-    let edits = match post::read_reduction(path) {
+    let edits = match finding::read_reduction(path) {
         Some(r) if !options.unreduced => r.edits,
         _ => Vec::new(),
     };
@@ -67,8 +67,8 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<Replayed, String> 
     let saved = path
         .is_dir()
         .then(|| {
-            let name = if options.unreduced && path.join(post::ORIGINAL_MODEL).exists() {
-                post::ORIGINAL_MODEL
+            let name = if options.unreduced && path.join(finding::ORIGINAL_MODEL).exists() {
+                finding::ORIGINAL_MODEL
             } else {
                 finding::MODEL
             };

@@ -5,7 +5,7 @@
 //! how small the fuzzer saw it.
 
 use super::finding::{read_count, Report};
-use super::post::{read_reduction, Envelope, ORIGINAL_MODEL};
+use super::finding::{read_reduction, Envelope, ORIGINAL_MODEL};
 use std::fmt::Write;
 use std::path::Path;
 

@@ -16,8 +16,8 @@
 //! reduction, and goes on from the saved index: at worst a second of tests runs twice.
 
 use super::executor::{Death, Executor, Outcome, Request};
+use super::finding::Envelope;
 use super::finding::{self, read_count, write_count};
-use super::post::Envelope;
 use super::worker::Isolation;
 use super::Stats;
 use crate::mutate::levels::{Level, LevelPolicy};
@@ -233,7 +233,7 @@ fn open(config: &CampaignConfig) -> Result<State, String> {
                 .signatures
                 .insert(report.finding.signature, read_count(&dir));
         }
-        if !dir.join(super::post::TARGET_JSON).exists() {
+        if !dir.join(super::finding::TARGET_JSON).exists() {
             let _ = Envelope::write(&dir, &config.target);
         }
     }
@@ -295,11 +295,18 @@ fn record(
     );
     if let Verdict::Found(f) = &outcome.verdict {
         let created = match &outcome.death {
-            Some(_) => finding::write_death(&findings, bytes, outcome, f, &config.target.name)
-                .unwrap_or_else(|e| {
-                    tracing::error!("cannot write a finding: {e}");
-                    None
-                }),
+            Some(death) => {
+                let died = finding::DeadTest {
+                    death,
+                    ops: &outcome.ops,
+                    nodes: outcome.nodes,
+                };
+                finding::write_death(&findings, bytes, &died, f, &config.target.name)
+                    .unwrap_or_else(|e| {
+                        tracing::error!("cannot write a finding: {e}");
+                        None
+                    })
+            }
             None => outcome.new_finding.clone(),
         };
         let dir = finding::folder(&findings, f.kind, &f.signature);

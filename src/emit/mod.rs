@@ -1,6 +1,5 @@
-//! Emitters: graphs to ONNX models, programs to TorchScript or Python source, and reading an
-//! ONNX file back for standalone reproducers.
+//! Emitters: graphs to ONNX models, and reading an ONNX file back for standalone
+//! reproducers. (Programs are rendered by [`crate::mutate::program::render`].)
 
 pub mod onnx;
-pub mod program;
 pub mod read;

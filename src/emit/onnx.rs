@@ -157,26 +157,8 @@ pub fn node_parts(op: &OpNode) -> NodeParts<'_> {
     }
 }
 
-/// Emits `case` as the ONNX model a backend tests (weights as initializers): the plain
-/// emission ([`emit_plain`]) with the case's level-0 violation and rewrites, if any, applied.
-pub fn emit(case: &TestCase) -> OnnxModel {
-    emit_with_applied(case).0
-}
-
-/// [`emit`], plus the names of the mutations that applied (empty for plain cases). The
-/// mutations rewrite the `ModelProto` before it is encoded, once.
-pub fn emit_with_applied(case: &TestCase) -> (OnnxModel, Vec<String>) {
-    let (mut proto, mut model) = model_proto(case, case.graph.outputs());
-    let applied = match &case.mutations {
-        Some(m) => crate::mutate::functions::apply(case, &mut proto, &model.inputs, m),
-        None => Vec::new(),
-    };
-    model.bytes = proto.encode_to_vec();
-    (model, applied)
-}
-
-/// Emits the graph of `case` as it is, without its mutations: the original model a mutated
-/// one must agree with.
+/// Emits the graph of `case` as it is (weights as initializers), without its mutations: the
+/// original model a mutated one must agree with ([`crate::mutate::emit`] applies them).
 pub fn emit_plain(case: &TestCase) -> OnnxModel {
     emit_with_outputs(case, case.graph.outputs())
 }
@@ -204,7 +186,7 @@ fn emit_with_outputs(case: &TestCase, outputs: Vec<ValueRef>) -> OnnxModel {
 
 /// The `ModelProto` of `case` with `outputs` as the graph outputs, and the model's names and
 /// output types (its `bytes` still empty).
-fn model_proto(case: &TestCase, outputs: Vec<ValueRef>) -> (pb::ModelProto, OnnxModel) {
+pub fn model_proto(case: &TestCase, outputs: Vec<ValueRef>) -> (pb::ModelProto, OnnxModel) {
     let g = &case.graph;
     let mut graph = pb::GraphProto {
         name: Some("dlcfuzz".into()),
@@ -294,6 +276,7 @@ pub fn dtype_of_code(code: i32) -> Option<DType> {
 mod tests {
     use super::*;
     use crate::gen::{Limits, Menu};
+    use emit_plain as emit;
 
     #[test]
     fn emitted_model_decodes_and_names_every_input_and_output() {

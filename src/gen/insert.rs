@@ -3,12 +3,12 @@
 //! insertion's constraints with [`super::solve`].
 
 use super::menu::{Choice, Menu};
-use super::solve::VarTable;
-use super::sym::{Bool, Int};
 use super::Recipe;
 use crate::ir::graph::OpNode;
 use crate::ir::{DType, Graph, NodeKind, TensorType, ValueRef};
 use crate::ops::{registry, AttrCx, OpSpec, SymTensor, ValueDomain, MAX_RANK};
+use crate::sym::vars::VarTable;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;

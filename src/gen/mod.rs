@@ -6,15 +6,17 @@
 //! step's choices, and an exhausted input just yields zeros: every byte string decodes.
 
 pub(crate) mod insert;
+pub use crate::headers::padded_head;
+
 pub mod menu;
+pub mod sample;
 pub mod solve;
-pub mod sym;
 
 use crate::ir::{Graph, NodeKind, Tensor};
-use crate::values::sample_tensor;
 use arbitrary::{Arbitrary, Unstructured};
 use petgraph::stable_graph::NodeIndex;
 use rand::SeedableRng;
+use sample::sample_tensor;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use menu::Menu;
@@ -107,15 +109,6 @@ pub struct Recipe {
     pub steps: Vec<Vec<u8>>,
 }
 
-/// The first `N` bytes of `bytes` (missing ones read as zero) and the rest: how every
-/// fixed-size header of an input (swarm config, pattern, mutation and program plans) is read.
-pub fn padded_head<const N: usize>(bytes: &[u8]) -> ([u8; N], &[u8]) {
-    let n = N.min(bytes.len());
-    let mut head = [0u8; N];
-    head[..n].copy_from_slice(&bytes[..n]);
-    (head, &bytes[n..])
-}
-
 impl<'a> Arbitrary<'a> for Recipe {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
         let (padded, rest) = padded_head::<CONFIG_BYTES>(u.bytes(u.len())?);
@@ -151,7 +144,7 @@ pub struct TestCase {
     pub spliced: Vec<Spliced>,
     /// The constraint level and ONNX rewrites applied when the case is emitted
     /// (`ort_cpu_mutated`); `None` for plain cases.
-    pub mutations: Option<crate::mutate::levels::Mutations>,
+    pub mutations: Option<crate::headers::Mutations>,
 }
 
 /// A pattern spliced into a test case.

@@ -3,8 +3,8 @@
 //! Nodes are placeholders (which become model inputs or weights) or operator nodes; edges
 //! carry one tensor from an output of their source to an input slot of their target.
 
+use super::attrs::{ConcreteAttrs, Sig, SpecId};
 use super::TensorType;
-use crate::ops::{registry, ConcreteAttrs, Sig, SpecId};
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
@@ -18,13 +18,6 @@ pub struct OpNode {
     pub sig: Sig,
     /// Concrete attributes and constant operands.
     pub attrs: ConcreteAttrs,
-}
-
-impl OpNode {
-    /// The ONNX op type.
-    pub fn op_type(&self) -> &'static str {
-        registry()[self.spec].op_type()
-    }
 }
 
 /// What a node is.

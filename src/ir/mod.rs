@@ -1,6 +1,7 @@
 //! The typed intermediate representation: element types, tensor types, tensor values and the
 //! computational graph.
 
+pub mod attrs;
 pub mod dtype;
 pub mod graph;
 pub mod tensor;

@@ -8,72 +8,13 @@
 //! ([`LevelPolicy`]) by choosing that byte, so the bytes alone decide the level and every
 //! input replays the same.
 
-use super::functions::{RewritePlan, PLAN_BYTES};
-use super::violation::{Violation, VIOLATION_BYTES};
-use crate::gen::padded_head;
+pub use crate::headers::{Level, Mutations, HEADER_BYTES, LEVEL0_BYTES};
 use serde::{Deserialize, Serialize};
 
 /// HirFuzz's initial probability of constraint level 0.
 pub const INITIAL_P: f64 = 0.6;
 /// HirFuzz's step for p.
 pub const ALPHA: f64 = 0.01;
-/// Level-byte values below this mean level 0: ⌈0.6 · 256⌉.
-pub const LEVEL0_BYTES: u8 = 154;
-/// Bytes the [`Mutations`] header occupies: level byte, violation, rewrite plan.
-pub const HEADER_BYTES: usize = 1 + VIOLATION_BYTES + PLAN_BYTES;
-
-/// A constraint level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Level {
-    /// One constraint deliberately broken: exception handling is under test.
-    Zero,
-    /// Every constraint holds: functional correctness is under test.
-    One,
-}
-
-impl Level {
-    /// The level a level byte selects.
-    pub fn of_byte(b: u8) -> Level {
-        if b < LEVEL0_BYTES {
-            Level::Zero
-        } else {
-            Level::One
-        }
-    }
-}
-
-/// The mutation header of an `ort_cpu_mutated` input: the constraint level, the constraint a
-/// level-0 case breaks, and the function rewrites applied at either level.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Mutations {
-    /// The constraint level.
-    pub level: Level,
-    /// The broken constraint (only at level 0).
-    pub violation: Option<Violation>,
-    /// The function and control-flow rewrites.
-    pub plan: RewritePlan,
-}
-
-impl Mutations {
-    /// Decodes the header at the start of `bytes` (missing bytes read as zero) and returns
-    /// it with the rest of the input (the graph recipe).
-    pub fn split(bytes: &[u8]) -> (Mutations, &[u8]) {
-        let ([level_byte], rest) = padded_head::<1>(bytes);
-        let level = Level::of_byte(level_byte);
-        let (head, rest) = padded_head::<VIOLATION_BYTES>(rest);
-        let (plan, rest) = RewritePlan::split(rest);
-        let violation = (level == Level::Zero).then(|| Violation::decode(head));
-        (
-            Mutations {
-                level,
-                violation,
-                plan,
-            },
-            rest,
-        )
-    }
-}
-
 /// HirFuzz's constraint relaxation: the probability p of level 0 starts at 0.6 and moves by
 /// α = 0.01 towards the level at which a new distinct bug appeared.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

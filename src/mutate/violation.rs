@@ -4,60 +4,9 @@
 
 use super::functions::{nodes::cast, Rewriter};
 use crate::emit::onnx::{attribute, pb, tensor_proto};
+pub use crate::headers::{Violation, VIOLATION_BYTES};
 use crate::ir::{Buffer, DType, Tensor};
 use crate::ops::AttrValue;
-use serde::{Deserialize, Serialize};
-
-/// Bytes a [`Violation`] reads.
-pub const VIOLATION_BYTES: usize = 3;
-
-/// The one constraint a level-0 case breaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Violation {
-    /// One data input of node `node` is cast to another dtype, so its operands disagree.
-    DtypeMismatch {
-        /// Node index (modulo the node count).
-        node: u8,
-        /// Picks the input and the dtype.
-        pick: u8,
-    },
-    /// One data input of node `node` gets a doubled dimension (`Concat(x, x)`), or a scalar
-    /// input becomes a vector.
-    ShapeMismatch {
-        /// Node index (modulo the node count).
-        node: u8,
-        /// Picks the input and the axis.
-        pick: u8,
-    },
-    /// Every data input of node `node` is cast to one other dtype, so the operands agree but
-    /// the op may not accept that dtype.
-    UnsupportedDtype {
-        /// Node index (modulo the node count).
-        node: u8,
-        /// Picks the dtype.
-        pick: u8,
-    },
-}
-
-impl Violation {
-    /// Decodes three bytes.
-    pub fn decode([kind, node, pick]: [u8; VIOLATION_BYTES]) -> Violation {
-        match kind % 3 {
-            0 => Violation::DtypeMismatch { node, pick },
-            1 => Violation::ShapeMismatch { node, pick },
-            _ => Violation::UnsupportedDtype { node, pick },
-        }
-    }
-
-    /// Short name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Violation::DtypeMismatch { .. } => "dtype-mismatch",
-            Violation::ShapeMismatch { .. } => "shape-mismatch",
-            Violation::UnsupportedDtype { .. } => "unsupported-dtype",
-        }
-    }
-}
 
 /// A dtype other than `not`, picked by `pick`.
 fn other_dtype(not: DType, pick: u8) -> DType {

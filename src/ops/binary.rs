@@ -2,8 +2,8 @@
 
 use super::shape::{broadcast, broadcast_input_ranks};
 use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain};
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 
 /// The dtypes a binary op takes (both inputs share one) and whether it outputs bool.

@@ -10,8 +10,8 @@ use super::{
     same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig,
     SymAttrs, SymTensor,
 };
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 

@@ -9,8 +9,8 @@ use super::shape::broadcast;
 use super::{
     uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
 };
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 
@@ -532,9 +532,9 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::solve::VarTable;
     use crate::ops::testing::*;
     use crate::ops::DEFAULT_CLASS;
+    use crate::sym::vars::VarTable;
 
     fn ints(v: &[i64]) -> ConstInput<Int> {
         ConstInput::Ints(v.iter().map(|x| Int::from(*x)).collect())

@@ -3,8 +3,8 @@
 
 use super::shape::broadcast;
 use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 

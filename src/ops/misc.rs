@@ -4,8 +4,8 @@ use super::shape::{broadcast, broadcast_input_ranks};
 #[cfg(test)]
 use super::DEFAULT_CLASS;
 use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 
 /// `Where(cond, x, y)` with three-way broadcasting.
@@ -188,7 +188,7 @@ mod tests {
         assert_eq!(Cast.sigs().len(), 144);
         let bytes = [0u8; 4];
         let mut u = Unstructured::new(&bytes);
-        let mut vars = crate::gen::solve::VarTable::default();
+        let mut vars = crate::sym::vars::VarTable::default();
         let sig = Sig::new(vec![DType::F32], vec![DType::I64]);
         let mut cx = AttrCx {
             u: &mut u,

@@ -18,19 +18,19 @@ pub mod retype;
 pub mod slicing;
 pub mod unary;
 
-use crate::gen::solve::VarTable;
-use crate::gen::sym::{Bool, Int};
+pub use crate::ir::attrs::{
+    AttrValue, Attrs, ConcreteAttrs, ConstInput, Sig, SpecId, DEFAULT_CLASS,
+};
+use crate::ir::graph::OpNode;
 use crate::ir::DType;
+use crate::sym::vars::VarTable;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
-use serde::{Deserialize, Serialize};
 use std::ops::RangeInclusive;
 use std::sync::OnceLock;
 
 /// Highest tensor rank the generator produces.
 pub const MAX_RANK: usize = 4;
-
-/// Name of the single attribute class of ops that have no discrete variants.
-pub const DEFAULT_CLASS: &str = "default";
 
 /// A symbolic tensor type: dtype plus symbolic dimensions.
 #[derive(Clone, Debug)]
@@ -45,33 +45,6 @@ impl SymTensor {
     /// The rank.
     pub fn rank(&self) -> usize {
         self.dims.len()
-    }
-}
-
-/// One dtype signature: the dtypes of the data inputs and of the outputs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Sig {
-    /// Data input dtypes, in input order.
-    pub inputs: Vec<DType>,
-    /// Output dtypes.
-    pub outputs: Vec<DType>,
-}
-
-impl Sig {
-    /// A signature.
-    pub fn new(inputs: Vec<DType>, outputs: Vec<DType>) -> Self {
-        Self { inputs, outputs }
-    }
-
-    /// `n` inputs and one output, all of dtype `t`.
-    pub fn uniform(t: DType, n: usize) -> Self {
-        Self::new(vec![t; n], vec![t])
-    }
-
-    /// Compact text form, e.g. `f32,f32->bool`.
-    pub fn key(&self) -> String {
-        let join = |v: &[DType]| v.iter().map(|d| d.name()).collect::<Vec<_>>().join(",");
-        format!("{}->{}", join(&self.inputs), join(&self.outputs))
     }
 }
 
@@ -95,107 +68,8 @@ pub fn same_rank_within(ranks: &RangeInclusive<usize>, out_rank: usize) -> Optio
     ranks.contains(&out_rank).then(|| vec![out_rank])
 }
 
-/// An attribute value, generic over the integer representation (symbolic while solving,
-/// `i64` once concrete).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum AttrValue<I> {
-    /// `int` attribute.
-    Int(I),
-    /// `ints` attribute.
-    Ints(Vec<I>),
-    /// `float` attribute.
-    Float(f32),
-    /// `string` attribute.
-    Str(String),
-}
-
-/// A constant operand emitted as an initializer after the data inputs (ONNX takes shapes,
-/// axes, pads and the like as inputs since opset 13).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ConstInput<I> {
-    /// A 1-D `int64` tensor.
-    Ints(Vec<I>),
-    /// A 1-D `float32` tensor.
-    Floats(Vec<f32>),
-    /// A scalar of the given dtype (e.g. Clip bounds, Pad value).
-    Scalar(DType, f64),
-    /// An `int64` index tensor of the given shape with values in `[-bound, bound)`, drawn from
-    /// `seed`.
-    Indices {
-        /// Shape of the index tensor.
-        shape: Vec<I>,
-        /// Size of the indexed axis.
-        bound: I,
-        /// Seed for the index values.
-        seed: u64,
-    },
-    /// An omitted optional input (empty name).
-    Absent,
-}
-
-/// Attributes of one op instance.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Attrs<I> {
-    /// Attribute class (e.g. a Pad mode); probed separately by capability probing.
-    pub class: String,
-    /// Named ONNX attributes, in emission order.
-    pub named: Vec<(String, AttrValue<I>)>,
-    /// Constant operands appended after the data inputs.
-    pub consts: Vec<ConstInput<I>>,
-}
-
-impl<I> Default for Attrs<I> {
-    fn default() -> Self {
-        Attrs {
-            class: DEFAULT_CLASS.into(),
-            named: Vec::new(),
-            consts: Vec::new(),
-        }
-    }
-}
-
 /// Symbolic attributes, as built by [`OpSpec::attrs`].
 pub type SymAttrs = Attrs<Int>;
-
-/// Concrete attributes of a node in a generated graph.
-pub type ConcreteAttrs = Attrs<i64>;
-
-impl<I: Clone + std::fmt::Debug> Attrs<I> {
-    /// Adds a named attribute.
-    pub fn set(&mut self, name: &str, value: AttrValue<I>) -> &mut Self {
-        self.named.push((name.to_string(), value));
-        self
-    }
-
-    /// Looks up a named attribute.
-    pub fn get(&self, name: &str) -> Option<&AttrValue<I>> {
-        self.named.iter().find(|(n, _)| n == name).map(|(_, v)| v)
-    }
-
-    /// The `int` attribute `name`. Panics if absent: specs read only what they set.
-    pub fn int(&self, name: &str) -> I {
-        match self.get(name) {
-            Some(AttrValue::Int(v)) => v.clone(),
-            other => panic!("attribute {name} is not an int: {other:?}"),
-        }
-    }
-
-    /// The `ints` attribute `name`. Panics if absent: specs read only what they set.
-    pub fn ints(&self, name: &str) -> Vec<I> {
-        match self.get(name) {
-            Some(AttrValue::Ints(v)) => v.clone(),
-            other => panic!("attribute {name} is not ints: {other:?}"),
-        }
-    }
-
-    /// The `ints` of constant operand `index`. Panics if it is not `Ints`.
-    pub fn const_ints(&self, index: usize) -> Vec<I> {
-        match self.consts.get(index) {
-            Some(ConstInput::Ints(v)) => v.clone(),
-            other => panic!("const input {index} is not ints: {other:?}"),
-        }
-    }
-}
 
 impl SymAttrs {
     /// Substitutes a solver assignment; `None` if some expression is undefined there.
@@ -372,9 +246,6 @@ pub trait OpSpec: Send + Sync {
     fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>>;
 }
 
-/// Index of a spec in [`registry`].
-pub type SpecId = usize;
-
 /// Every op spec, in a fixed order (the order is part of the decoder: append, never reorder).
 pub fn registry() -> &'static [Box<dyn OpSpec>] {
     static REGISTRY: OnceLock<Vec<Box<dyn OpSpec>>> = OnceLock::new();
@@ -393,6 +264,13 @@ pub fn registry() -> &'static [Box<dyn OpSpec>] {
         all.extend(misc::late_specs());
         all
     })
+}
+
+impl OpNode {
+    /// The ONNX op type.
+    pub fn op_type(&self) -> &'static str {
+        registry()[self.spec].op_type()
+    }
 }
 
 /// Looks a spec up by name.
@@ -456,8 +334,8 @@ pub mod shape {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::SymTensor;
-    use crate::gen::sym::{Bool, Int};
     use crate::ir::DType;
+    use crate::sym::{Bool, Int};
 
     /// An f32 tensor with constant dims.
     pub fn tensor(dims: &[i64]) -> SymTensor {

@@ -5,8 +5,8 @@ use super::shape::norm_axis;
 use super::{
     uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain,
 };
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 
@@ -187,8 +187,8 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::solve::VarTable;
     use crate::ops::testing::*;
+    use crate::sym::vars::VarTable;
 
     fn holds(reqs: &[Bool]) -> bool {
         reqs.iter().all(|r| r.as_const().expect("constant"))

@@ -5,8 +5,8 @@
 //! kernel may use either; zero points are constant scalars of the quantized type.
 
 use super::{AttrCx, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 
 /// The quantized types (`T2` of both ops).
 const QUANTIZED: [DType; 2] = [DType::U8, DType::I8];
@@ -92,7 +92,7 @@ mod tests {
         for byte in 0..=255u8 {
             let bytes = [byte; 8];
             let mut u = Unstructured::new(&bytes);
-            let mut vars = crate::gen::solve::VarTable::default();
+            let mut vars = crate::sym::vars::VarTable::default();
             let sig = Sig::new(vec![DType::I8], vec![DType::F32]);
             let mut cx = AttrCx {
                 u: &mut u,

@@ -6,8 +6,8 @@ use super::{
     same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs,
     SymTensor, MAX_RANK,
 };
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 
@@ -274,9 +274,9 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::solve::VarTable;
     use crate::ops::testing::*;
     use crate::ops::DEFAULT_CLASS;
+    use crate::sym::vars::VarTable;
 
     fn reduce_attrs(axes: &[i64], keep: bool) -> SymAttrs {
         let mut attrs = SymAttrs::default();

@@ -2,9 +2,9 @@
 //! generator (spliced patterns, bridges) is exactly what the specs would have produced.
 
 use super::{registry, AttrValue, Attrs, ConcreteAttrs, ConstInput, SymAttrs, SymTensor};
-use crate::gen::sym::Int;
 use crate::ir::graph::OpNode;
 use crate::ir::{Graph, NodeKind, TensorType};
+use crate::sym::Int;
 
 /// Concrete attributes as (constant) symbolic ones.
 fn symbolic(attrs: &ConcreteAttrs) -> SymAttrs {

@@ -5,8 +5,8 @@ use super::layout::{axis_in, distinct_axes, normalized_axes, signed_axis};
 use super::{
     uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
 };
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
 

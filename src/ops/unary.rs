@@ -9,8 +9,8 @@
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
 use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor};
-use crate::gen::sym::{Bool, Int};
 use crate::ir::DType;
+use crate::sym::{Bool, Int};
 use std::sync::OnceLock;
 use tch::{Kind, TchError, Tensor};
 

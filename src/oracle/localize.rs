@@ -11,11 +11,11 @@
 //! rounding noise, not a kernel bug. (What the spec leaves open, such as the rounding of an
 //! interpolated integer Resize, is never compared in the first place: `reference::fragile`.)
 
-use super::compare::compare;
 use crate::backend::Backend;
 use crate::emit::onnx::emit_exposing_all;
 use crate::gen::TestCase;
 use crate::ir::{NodeKind, Tensor, ValueRef};
+use crate::reference::compare::compare;
 use crate::reference::graph::{apply_node, node_inputs};
 use crate::reference::{from_tch, to_tch, TorchReference};
 use petgraph::stable_graph::NodeIndex;

@@ -13,7 +13,6 @@
 //! - Outputs marked *fragile* by the reference (they depend on an ArgMax tie, or on a Floor,
 //!   Round, Cast or comparison input sitting on a boundary) are not compared at all.
 
-pub mod compare;
 pub mod exceptions;
 pub mod localize;
 
@@ -69,19 +68,7 @@ pub enum Blame {
     Ambiguous,
 }
 
-/// What the reference computed for a test.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReferenceRun {
-    /// The reference outputs (in model-output order), or why the reference could not run.
-    pub outputs: Result<Vec<Tensor>, String>,
-    /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that no
-    /// comparison may judge it.
-    pub fragile: Vec<bool>,
-    /// How far rounding alone can move each output ([`crate::reference::precision`]); `None`
-    /// when the reference could not run, or stands for another run (then the fixed per-dtype
-    /// tolerances of [`compare`] judge).
-    pub envelope: Option<Envelope>,
-}
+pub use crate::reference::graph::ReferenceRun;
 
 /// Why a test was not judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,7 +98,7 @@ pub enum Verdict {
     Found(Finding),
 }
 
-pub use compare::{compare, compare_within, normalize_message, tolerance};
+pub use crate::reference::compare::{compare, compare_within, normalize_message, tolerance};
 
 fn has_non_finite(outputs: &[Tensor]) -> bool {
     outputs.iter().any(|t| !t.is_finite())
@@ -140,6 +127,11 @@ fn fragile_outputs(reference: Option<&ReferenceRun>) -> Vec<bool> {
                     .is_some_and(|t| has_non_finite(std::slice::from_ref(t)))
         })
         .collect()
+}
+
+/// The first mismatch between `want` and `got` outside fragile outputs, described.
+pub fn mismatch(want: &[Tensor], got: &[Tensor], fragile: &[bool]) -> Option<String> {
+    first_mismatch(want, got, fragile).map(|(k, d)| format!("output {k}: {d}"))
 }
 
 /// The first mismatch between two output lists, skipping fragile outputs: `(output, detail)`.

@@ -8,9 +8,22 @@ use crate::emit::onnx::{node_parts, OnnxModel};
 use crate::gen::TestCase;
 use crate::ir::graph::OpNode;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
-use crate::oracle::ReferenceRun;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;
+
+/// What the reference computed for a test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReferenceRun {
+    /// The reference outputs (in model-output order), or why the reference could not run.
+    pub outputs: Result<Vec<Tensor>, String>,
+    /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that no
+    /// comparison may judge it.
+    pub fragile: Vec<bool>,
+    /// How far rounding alone can move each output ([`super::precision`]); `None`
+    /// when the reference could not run, or stands for another run (then the fixed per-dtype
+    /// tolerances of [`super::compare`] judge).
+    pub envelope: Option<Envelope>,
+}
 
 /// Computes every value of `graph`. `leaves` holds a tensor (in its dtype's carrier, see
 /// [`convert`]) for every input and weight leaf; leaves that require gradients keep them
@@ -222,7 +235,7 @@ impl TorchReference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::onnx::emit;
+    use crate::emit::onnx::emit_plain as emit;
     use crate::gen::{Limits, Menu};
 
     #[test]

@@ -16,6 +16,7 @@
 //! ONNX reference implementation) does.
 
 mod binary;
+pub mod compare;
 mod conv;
 pub mod convert;
 pub mod fragile;

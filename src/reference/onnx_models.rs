@@ -9,7 +9,7 @@
 //! implements (attributes that later became inputs, Softmax's 2-D coercion before opset 13,
 //! the `broadcast`/`axis` attributes of opset-6 arithmetic). A model is *skipped* when it uses
 //! an op type outside [`crate::ops::registry`] or a dtype dlcfuzz does not have; otherwise it
-//! *passes* when every output matches with [`crate::oracle::compare`]'s tolerances (the
+//! *passes* when every output matches with [`super::compare::compare`]'s tolerances (the
 //! `light` networks, dozens of convolutions deep, need no looser ones), else it is a
 //! *mismatch*.
 //!
@@ -587,7 +587,7 @@ fn run_and_compare(model: &pb::ModelProto, inputs: Vec<Tensor>, expected: &[Tens
                 ));
             }
             for (i, (got, want)) in outs.iter().zip(expected).enumerate() {
-                if let Some(d) = crate::oracle::compare(want, got) {
+                if let Some(d) = super::compare::compare(want, got) {
                     return Outcome::Mismatch(format!("output {i}: {d}"));
                 }
             }

@@ -5,8 +5,8 @@
 pub mod plot;
 
 use crate::campaign::dedup::{cluster, Cluster, Member};
+use crate::campaign::finding::read_reduction;
 use crate::campaign::finding::{read_count, Report};
-use crate::campaign::post::read_reduction;
 use crate::campaign::runner::{finding_dirs, STATS_CSV};
 use plot::{line_chart, Series};
 use std::fmt::Write;

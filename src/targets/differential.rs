@@ -2,17 +2,19 @@
 //! and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a [`FuzzTarget`].
 
 use super::repro::ort::repro_py;
-use super::{FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
+use super::{Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::bisect::Culprits;
 use crate::backend::faulty::Faulty;
 use crate::backend::ort::OrtCpu;
 use crate::backend::tract::Tract;
-use crate::emit::onnx::emit;
+use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
+use crate::mutate::emit;
 use crate::mutate::patterns::Library;
 use crate::oracle::{Finding, Skip, Verdict};
 use crate::pipeline::Pipeline;
 use crate::reduce::{apply_all, Edit};
+use crate::reference::precision::Envelope;
 use crate::reference::TorchReference;
 use std::path::Path;
 
@@ -30,6 +32,26 @@ impl Differential {
             info: super::by_name(name)?,
             pipeline,
         })
+    }
+}
+
+impl Differential {
+    /// A finding folder's files: the model, and ONNX Runtime's `repro.py` when the backend
+    /// runs from a Python wheel.
+    fn files(
+        &self,
+        model: &OnnxModel,
+        case: &TestCase,
+        finding: &Finding,
+        culprits: Option<&Culprits>,
+        envelope: Option<&Envelope>,
+    ) -> Artifacts {
+        let mut files = vec![(MODEL.to_string(), model.bytes.clone())];
+        if self.pipeline.backend.python_repro() {
+            let script = repro_py(model, case, finding, culprits, envelope);
+            files.push(("repro.py".to_string(), script.into_bytes()));
+        }
+        files
     }
 }
 
@@ -63,14 +85,10 @@ impl FuzzTarget for Differential {
             let _ = std::fs::write(dir.join(MODEL), &model.bytes);
         }
         let run = self.pipeline.judge_emitted(case, model);
-        let mut artifacts = Vec::new();
-        if let Verdict::Found(f) = &run.verdict {
-            artifacts.push((MODEL.to_string(), run.model.bytes.clone()));
-            if self.pipeline.backend.python_repro() {
-                let script = repro_py(&run.model, &run.case, f, None, run.envelope.as_ref());
-                artifacts.push(("repro.py".to_string(), script.into_bytes()));
-            }
-        }
+        let artifacts = match &run.verdict {
+            Verdict::Found(f) => self.files(&run.model, &run.case, f, None, run.envelope.as_ref()),
+            _ => Vec::new(),
+        };
         TargetRun {
             verdict: run.verdict,
             case: Some(run.case),
@@ -84,27 +102,21 @@ impl FuzzTarget for Differential {
         self.pipeline.backend.bisects_culprits(&finding.level)
     }
 
-    fn culprit_repro(
+    fn artifacts(
         &self,
         bytes: &[u8],
         edits: &[Edit],
         finding: &Finding,
-        culprits: &Culprits,
-    ) -> Option<String> {
-        if !self.pipeline.backend.python_repro() {
-            return None;
-        }
+        culprits: Option<&Culprits>,
+    ) -> (Option<TestCase>, Artifacts) {
         let mut case = self.pipeline.prepare(bytes);
-        apply_all(&mut case, edits).ok()?;
+        if apply_all(&mut case, edits).is_err() {
+            return (None, Vec::new());
+        }
         let model = emit(&case);
         let exact = TorchReference.judge(&case, &model).envelope;
-        Some(repro_py(
-            &model,
-            &case,
-            finding,
-            Some(culprits),
-            exact.as_ref(),
-        ))
+        let files = self.files(&model, &case, finding, culprits, exact.as_ref());
+        (Some(case), files)
     }
 }
 

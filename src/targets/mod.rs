@@ -79,6 +79,9 @@ impl Input {
     }
 }
 
+/// Files of a finding folder, as (file name, contents).
+pub type Artifacts = Vec<(String, Vec<u8>)>;
+
 /// What one test of a target produced.
 pub struct TargetRun {
     /// The oracle's verdict.
@@ -89,9 +92,9 @@ pub struct TargetRun {
     pub fired: Vec<String>,
     /// The ONNX model the compiler was given, when the target emits one.
     pub model: Option<Vec<u8>>,
-    /// Files for a finding folder (name, contents): the model, the program, `repro.py`. Filled
-    /// only when the verdict is a finding.
-    pub artifacts: Vec<(String, Vec<u8>)>,
+    /// Files for a finding folder: the model, the program, `repro.py`. Filled only when the
+    /// verdict is a finding.
+    pub artifacts: Artifacts,
 }
 
 impl TargetRun {
@@ -176,24 +179,23 @@ pub trait FuzzTarget: Send + Sync {
         NewestEnv::onnx_runtime()
     }
 
+    /// The files a finding folder holds for `bytes` with `edits`, and the graph they show,
+    /// computed **without running the compiler under test** (the reducer calls this in its
+    /// own process after a finding that may kill whoever runs it). `culprits`, when bisected,
+    /// go into the reproducer.
+    fn artifacts(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        finding: &crate::oracle::Finding,
+        culprits: Option<&crate::backend::bisect::Culprits>,
+    ) -> (Option<TestCase>, Artifacts);
+
     /// Whether `finding` can be narrowed to culprit optimizations by bisection
     /// ([`crate::backend::bisect`]).
     fn bisects(&self, finding: &crate::oracle::Finding) -> bool {
         let _ = finding;
         false
-    }
-
-    /// The `repro.py` of the reduced case (`bytes` with `edits`) that also shows the
-    /// bisected `culprits` at work, when the target writes one.
-    fn culprit_repro(
-        &self,
-        bytes: &[u8],
-        edits: &[Edit],
-        finding: &crate::oracle::Finding,
-        culprits: &crate::backend::bisect::Culprits,
-    ) -> Option<String> {
-        let _ = (bytes, edits, finding, culprits);
-        None
     }
 }
 

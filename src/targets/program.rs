@@ -48,7 +48,7 @@ impl ProgramTest {
     pub fn deviation(&self, want: &[Tensor], got: &[Tensor]) -> Option<String> {
         match &self.envelope {
             Some(env) => env.deviation(got).map(|(k, d)| format!("output {k}: {d}")),
-            None => crate::targets::torch_compile::mismatch(want, got, &self.fragile),
+            None => crate::oracle::mismatch(want, got, &self.fragile),
         }
     }
 

@@ -12,13 +12,13 @@
 
 use super::hosted::{call, runs, stage_failure, Run};
 use super::program::{ProgramSource, ProgramTest};
-use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
+use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
 use crate::backend::python::{request_timeout, HostConfig, PythonHost};
-use crate::emit::program::{render, Dialect, ENTRY};
 use crate::gen::{padded_head, Limits, TestCase};
 use crate::ir::Tensor;
-use crate::oracle::{first_mismatch, Finding, FindingKind, Skip, Verdict};
+use crate::mutate::program::render::{render, Dialect, ENTRY};
+use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::Edit;
 use serde_json::json;
 use std::path::Path;
@@ -61,6 +61,16 @@ impl FuzzTarget for TorchCompileTarget {
 
     fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
         self.harness.test(bytes, edits)
+    }
+
+    fn artifacts(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        _finding: &crate::oracle::Finding,
+        _culprits: Option<&crate::backend::bisect::Culprits>,
+    ) -> (Option<TestCase>, Artifacts) {
+        self.harness.artifacts(bytes, edits)
     }
 }
 
@@ -170,17 +180,7 @@ impl TorchCompileHarness {
         let source = render(&test.program, Dialect::Python);
         let verdict = self.judge(&source, &test, dynamic);
         let artifacts = match &verdict {
-            Verdict::Found(_) => {
-                let repro = repro::torch_compile(&source, &test.inputs(), dynamic, self.device);
-                vec![
-                    ("program.py".to_string(), source.into_bytes()),
-                    ("repro.py".to_string(), repro.into_bytes()),
-                    (
-                        "mutations.txt".to_string(),
-                        test.applied.join("\n").into_bytes(),
-                    ),
-                ]
-            }
+            Verdict::Found(_) => self.files(&test, source, dynamic),
             _ => Vec::new(),
         };
         TargetRun {
@@ -189,6 +189,32 @@ impl TorchCompileHarness {
             fired: Vec::new(),
             model: None,
             artifacts,
+        }
+    }
+
+    /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
+    fn files(&self, test: &ProgramTest, source: String, dynamic: bool) -> Artifacts {
+        let repro = repro::torch_compile(&source, &test.inputs(), dynamic, self.device);
+        vec![
+            ("program.py".to_string(), source.into_bytes()),
+            ("repro.py".to_string(), repro.into_bytes()),
+            (
+                "mutations.txt".to_string(),
+                test.applied.join("\n").into_bytes(),
+            ),
+        ]
+    }
+
+    /// The finding folder's files of `bytes` with `edits`, without compiling the program.
+    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        let ([mode], rest) = padded_head::<1>(bytes);
+        match self.source.program(rest, edits) {
+            Ok(test) => {
+                let source = render(&test.program, Dialect::Python);
+                let files = self.files(&test, source, mode & 1 == 1);
+                (Some(test.case), files)
+            }
+            Err(_) => (None, Vec::new()),
         }
     }
 
@@ -261,9 +287,4 @@ impl TorchCompileHarness {
             _ => "unlocalized",
         }
     }
-}
-
-/// The first mismatch between `want` and `got` outside fragile outputs, described.
-pub fn mismatch(want: &[Tensor], got: &[Tensor], fragile: &[bool]) -> Option<String> {
-    first_mismatch(want, got, fragile).map(|(k, d)| format!("output {k}: {d}"))
 }

@@ -4,12 +4,12 @@
 //! the optimizing profiling executor with CPU fusion (the third run uses the optimized plan),
 //! each compared with libtorch eager on the original graph.
 
-use super::program::ProgramSource;
-use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
+use super::program::{ProgramSource, ProgramTest};
+use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::torchscript::{JitMode, Script};
-use crate::emit::program::{render, Dialect, ENTRY};
 use crate::gen::{Limits, TestCase};
 use crate::ir::Tensor;
+use crate::mutate::program::render::{render, Dialect, ENTRY};
 use crate::oracle::{compare, normalize_message, Finding, FindingKind, Verdict};
 use crate::reduce::Edit;
 use crate::reference::convert;
@@ -57,6 +57,16 @@ impl FuzzTarget for TorchScriptTarget {
 
     fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
         self.harness.test(bytes, edits)
+    }
+
+    fn artifacts(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        _finding: &crate::oracle::Finding,
+        _culprits: Option<&crate::backend::bisect::Culprits>,
+    ) -> (Option<TestCase>, Artifacts) {
+        self.harness.artifacts(bytes, edits)
     }
 }
 
@@ -120,18 +130,7 @@ impl TorchScriptHarness {
             .collect();
         let verdict = self.judge(&source, &inputs, &test.expected, &test.fragile, &test.ops);
         let artifacts = match &verdict {
-            Verdict::Found(_) => {
-                let repro =
-                    repro::torchscript(&source, &test.inputs(), &test.expected, self.device_name());
-                vec![
-                    ("program.ts".to_string(), source.into_bytes()),
-                    ("repro.py".to_string(), repro.into_bytes()),
-                    (
-                        "mutations.txt".to_string(),
-                        test.applied.join("\n").into_bytes(),
-                    ),
-                ]
-            }
+            Verdict::Found(_) => self.files(&test, source),
             _ => Vec::new(),
         };
         TargetRun {
@@ -140,6 +139,31 @@ impl TorchScriptHarness {
             fired: Vec::new(),
             model: None,
             artifacts,
+        }
+    }
+
+    /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
+    fn files(&self, test: &ProgramTest, source: String) -> Artifacts {
+        let repro = repro::torchscript(&source, &test.inputs(), &test.expected, self.device_name());
+        vec![
+            ("program.ts".to_string(), source.into_bytes()),
+            ("repro.py".to_string(), repro.into_bytes()),
+            (
+                "mutations.txt".to_string(),
+                test.applied.join("\n").into_bytes(),
+            ),
+        ]
+    }
+
+    /// The finding folder's files of `bytes` with `edits`, without compiling the program.
+    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        match self.source.program(bytes, edits) {
+            Ok(test) => {
+                let source = render(&test.program, Dialect::TorchScript);
+                let files = self.files(&test, source);
+                (Some(test.case), files)
+            }
+            Err(_) => (None, Vec::new()),
         }
     }
 

@@ -7,14 +7,15 @@
 //!    localized to the first prefix of the sequence whose build disagrees.
 
 use super::hosted::{host_failure, stage_failure, Run};
-use super::torch_compile::mismatch;
-use super::{repro, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
+use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::python::request_timeout;
 use crate::backend::tvm::{Build, BuildsFailed, Tvm};
-use crate::emit::onnx::emit;
+use crate::emit::onnx::OnnxModel;
 use crate::gen::{Limits, TestCase};
 use crate::ir::Tensor;
+use crate::mutate::emit;
 use crate::mutate::passes::PassPlan;
+use crate::oracle::mismatch;
 use crate::oracle::{
     compare_within, first_mismatch_by, tolerance, Finding, FindingKind, Skip, Verdict,
 };
@@ -63,6 +64,16 @@ impl FuzzTarget for TvmTarget {
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
         self.harness.test(bytes, edits, inflight)
+    }
+
+    fn artifacts(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        _finding: &crate::oracle::Finding,
+        _culprits: Option<&crate::backend::bisect::Culprits>,
+    ) -> (Option<TestCase>, Artifacts) {
+        self.harness.artifacts(bytes, edits)
     }
 }
 
@@ -127,15 +138,7 @@ impl TvmHarness {
             other => other.clone(),
         };
         let artifacts = match &verdict {
-            Verdict::Found(_) => {
-                let inputs = Pipeline::inputs(&run.case, &run.model);
-                let names: Vec<String> = run.model.inputs.iter().map(|(_, n)| n.clone()).collect();
-                let script = repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
-                vec![
-                    (MODEL.to_string(), run.model.bytes.clone()),
-                    ("repro.py".to_string(), script.into_bytes()),
-                ]
-            }
+            Verdict::Found(_) => self.files(&plan, &run.case, &run.model),
             _ => Vec::new(),
         };
         TargetRun {
@@ -145,6 +148,29 @@ impl TvmHarness {
             model: Some(run.model.bytes),
             artifacts,
         }
+    }
+
+    /// A finding folder's files: the model and a standalone `repro.py` (plain build against
+    /// the pass sequence).
+    fn files(&self, plan: &PassPlan, case: &TestCase, model: &OnnxModel) -> Artifacts {
+        let inputs = Pipeline::inputs(case, model);
+        let names: Vec<String> = model.inputs.iter().map(|(_, n)| n.clone()).collect();
+        let script = repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
+        vec![
+            (MODEL.to_string(), model.bytes.clone()),
+            ("repro.py".to_string(), script.into_bytes()),
+        ]
+    }
+
+    /// The finding folder's files of `bytes` with `edits`, without building anything.
+    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        let (plan, rest) = PassPlan::split(bytes);
+        let mut case = self.pipeline.prepare(rest);
+        if apply_all(&mut case, edits).is_err() {
+            return (None, Vec::new());
+        }
+        let files = self.files(&plan, &case, &emit(&case));
+        (Some(case), files)
     }
 
     /// The pass sequence's build against the plain one.

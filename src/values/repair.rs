@@ -65,7 +65,7 @@ pub fn cut_inputs(case: &mut TestCase, node: NodeIndex, rng: &mut impl rand::Rng
             continue;
         }
         let ty = case.graph.ty(source).clone();
-        let value = inside_domain(op_type, super::sample_tensor(&ty, domain, rng));
+        let value = inside_domain(op_type, crate::gen::sample::sample_tensor(&ty, domain, rng));
         let fresh = case.graph.add_leaf(NodeKind::Input, ty);
         case.values.insert(fresh, value);
         if domain != ValueDomain::Any {

@@ -84,7 +84,7 @@ pub struct SearchOutcome {
 
 /// Draws a fresh value for a float leaf of type `like`, in `domain`.
 fn random_like(like: &Tensor, domain: ValueDomain, rng: &mut impl Rng) -> Tensor {
-    super::sample_tensor(&like.ty(), domain, rng)
+    crate::gen::sample::sample_tensor(&like.ty(), domain, rng)
 }
 
 fn domain_of(case: &TestCase, leaf: NodeIndex) -> ValueDomain {

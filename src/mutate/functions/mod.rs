@@ -23,111 +23,15 @@ pub(crate) mod nodes;
 pub mod scope;
 
 use crate::emit::onnx::{pb, value_name};
-use crate::gen::{padded_head, TestCase};
+use crate::gen::TestCase;
+use crate::headers::Mutations;
+pub use crate::headers::{Rewrite, RewritePlan, MAX_REWRITES, PLAN_BYTES, REWRITE_BYTES};
 use crate::ir::{Tensor, TensorType};
-use crate::mutate::levels::Mutations;
 use petgraph::stable_graph::NodeIndex;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The domain of model-local functions.
 pub const DOMAIN: &str = "dlcfuzz";
-/// Bytes each rewrite reads.
-pub const REWRITE_BYTES: usize = 4;
-/// Most rewrites in one plan.
-pub const MAX_REWRITES: usize = 4;
-/// Bytes a [`RewritePlan`] occupies at the head of an input.
-pub const PLAN_BYTES: usize = REWRITE_BYTES * MAX_REWRITES;
-
-/// One semantics-preserving rewrite of an ONNX model. Positions are taken modulo the current
-/// node or function count when applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Rewrite {
-    /// Moves `len` nodes from `start` of the main graph into a new function and calls it.
-    Outline {
-        /// First node.
-        start: u8,
-        /// Nodes to move, minus one.
-        len: u8,
-    },
-    /// Wraps function number `function` in a new function and calls the wrapper instead.
-    Wrap {
-        /// Function index.
-        function: u8,
-    },
-    /// Replaces call node number `call` of the main graph with its function's body.
-    Inline {
-        /// Call-node index.
-        call: u8,
-    },
-    /// Moves nodes into the then-branch of an always-taken `If`.
-    If {
-        /// First node.
-        start: u8,
-        /// Nodes to move, minus one.
-        len: u8,
-        /// An input-derived (EMI) condition instead of a constant one.
-        emi: bool,
-    },
-    /// Moves nodes into the body of a `Loop` that runs once.
-    Loop {
-        /// First node.
-        start: u8,
-        /// Nodes to move, minus one.
-        len: u8,
-    },
-}
-
-impl Rewrite {
-    /// Decodes one 4-byte chunk; `None` for a chunk that asks for no rewrite.
-    pub fn decode(chunk: [u8; REWRITE_BYTES]) -> Option<Rewrite> {
-        let [kind, a, b, c] = chunk;
-        Some(match kind % 6 {
-            0 => return None,
-            1 => Rewrite::Outline { start: a, len: b },
-            2 => Rewrite::Wrap { function: a },
-            3 => Rewrite::Inline { call: a },
-            4 => Rewrite::If {
-                start: a,
-                len: b,
-                emi: c % 2 == 1,
-            },
-            _ => Rewrite::Loop { start: a, len: b },
-        })
-    }
-
-    /// Short name (feature signals, reports).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Rewrite::Outline { .. } => "outline",
-            Rewrite::Wrap { .. } => "wrap",
-            Rewrite::Inline { .. } => "inline",
-            Rewrite::If { emi: false, .. } => "if-const",
-            Rewrite::If { emi: true, .. } => "if-emi",
-            Rewrite::Loop { .. } => "loop",
-        }
-    }
-}
-
-/// The rewrites of one test case, in order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RewritePlan {
-    /// Rewrites to apply.
-    pub rewrites: Vec<Rewrite>,
-}
-
-impl RewritePlan {
-    /// Decodes the first [`PLAN_BYTES`] of `bytes` (missing bytes read as zero: no rewrite)
-    /// and returns the plan and the rest of the input.
-    pub fn split(bytes: &[u8]) -> (RewritePlan, &[u8]) {
-        let (head, rest) = padded_head::<PLAN_BYTES>(bytes);
-        let rewrites = head
-            .chunks_exact(REWRITE_BYTES)
-            .filter_map(|c| Rewrite::decode(c.try_into().expect("exact chunks")))
-            .collect();
-        (RewritePlan { rewrites }, rest)
-    }
-}
 
 /// What the rewrites need to know about the model's values.
 pub(crate) struct Rewriter {

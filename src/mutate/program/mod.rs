@@ -12,12 +12,13 @@
 //!   is synthesized from a profile of the seed run (element, shape, `len(shape)`, max/min,
 //!   compared with >, <, >= or <=).
 //!
-//! [`crate::emit::program`] renders the program as TorchScript or Python source.
+//! [`crate::mutate::program::render`] renders the program as TorchScript or Python source.
 
 pub mod emi;
 pub mod functionalize;
 pub mod lower;
 pub mod recover;
+pub mod render;
 pub mod resolve;
 
 use crate::ir::{Tensor, TensorType};

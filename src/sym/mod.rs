@@ -4,10 +4,12 @@
 //! sub-expressions fold as they are built, so an expression over concrete dimensions is just a
 //! number and needs no solver; only expressions over free variables ([`Int::var`]) go to z3.
 
+pub mod vars;
+
 use std::ops::{Add, Div, Mul, Rem, Sub};
 use std::rc::Rc;
 
-/// Index of a solver variable in a [`super::solve::VarTable`].
+/// Index of a solver variable in a [`vars::VarTable`].
 pub type VarId = usize;
 
 #[derive(Debug)]
