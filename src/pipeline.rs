@@ -16,10 +16,12 @@ use crate::oracle::localize::localize;
 use crate::oracle::{
     differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
 };
+use crate::reduce::{apply_all, Edit};
 use crate::reference::precision::Envelope;
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
+use std::path::Path;
 use std::sync::Arc;
 
 /// A backend plus the generator menu learned for it, and how its inputs decode.
@@ -188,6 +190,31 @@ impl Pipeline {
             search_with_repair(&mut case, &config);
         }
         case
+    }
+
+    /// [`prepare`](Self::prepare) with reduction `edits` applied.
+    pub fn prepare_edited(&self, bytes: &[u8], edits: &[Edit]) -> Result<TestCase, String> {
+        let mut case = self.prepare(bytes);
+        apply_all(&mut case, edits).map_err(|e| format!("reduction edits: {e}"))?;
+        Ok(case)
+    }
+
+    /// One test of `bytes` with reduction `edits`: the model goes to `inflight` (when given)
+    /// before the backend sees it, so that a process death leaves it behind; `Err` when the
+    /// edits do not apply.
+    pub fn run_edited(
+        &self,
+        bytes: &[u8],
+        edits: &[Edit],
+        inflight: Option<&Path>,
+    ) -> Result<TestRun, String> {
+        let case = self.prepare_edited(bytes, edits)?;
+        let model = emit(&case);
+        if let Some(dir) = inflight {
+            // Best effort: a full disk must not stop the test.
+            let _ = std::fs::write(dir.join(crate::targets::MODEL), &model.bytes);
+        }
+        Ok(self.judge_emitted(case, model))
     }
 
     /// Runs a prepared test case: emit, reference, every backend level, verdict.

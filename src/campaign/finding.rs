@@ -45,6 +45,30 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a new finding folder `dir` for `bytes`, before reduction and checks.
+    pub fn new(
+        finding: &Finding,
+        backend: String,
+        op_types: String,
+        nodes: usize,
+        bytes: &[u8],
+        dir: &Path,
+    ) -> Report {
+        Report {
+            finding: finding.clone(),
+            backend,
+            op_types,
+            nodes,
+            input_bytes: bytes.len(),
+            replay: replay_command(dir),
+            spliced: Vec::new(),
+            culprits: None,
+            severity: Some(Severity::of(finding)),
+            spec: None,
+            newest: None,
+        }
+    }
+
     /// Reads `dir/report.json`.
     pub fn read(dir: &Path) -> Result<Report, String> {
         let path = dir.join(REPORT_JSON);
@@ -166,22 +190,17 @@ pub fn write_new(
     for (name, contents) in &run.artifacts {
         std::fs::write(dir.join(name), contents)?;
     }
+    let spliced = run.case.as_ref().map(|c| c.spliced.clone());
     Report {
-        finding: finding.clone(),
-        backend: target.version(),
-        op_types: run.op_types(),
-        nodes: run.nodes(),
-        input_bytes: bytes.len(),
-        replay: replay_command(&dir),
-        spliced: run
-            .case
-            .as_ref()
-            .map(|c| c.spliced.clone())
-            .unwrap_or_default(),
-        culprits: None,
-        severity: Some(Severity::of(finding)),
-        spec: None,
-        newest: None,
+        spliced: spliced.unwrap_or_default(),
+        ..Report::new(
+            finding,
+            target.version(),
+            run.op_types(),
+            run.nodes(),
+            bytes,
+            &dir,
+        )
     }
     .write(&dir)?;
     Ok(Some(dir))
@@ -214,20 +233,8 @@ pub fn write_death(
         std::fs::write(dir.join(MODEL), model)?;
     }
     std::fs::write(dir.join("stderr.txt"), &died.death.stderr)?;
-    Report {
-        finding: finding.clone(),
-        backend: target.to_string(),
-        op_types: died.ops.to_string(),
-        nodes: died.nodes,
-        input_bytes: bytes.len(),
-        replay: replay_command(&dir),
-        spliced: Vec::new(),
-        culprits: None,
-        severity: Some(Severity::of(finding)),
-        spec: None,
-        newest: None,
-    }
-    .write(&dir)?;
+    let ops = died.ops.to_string();
+    Report::new(finding, target.to_string(), ops, died.nodes, bytes, &dir).write(&dir)?;
     Ok(Some(dir))
 }
 

@@ -13,7 +13,7 @@ use crate::mutate::emit;
 use crate::mutate::patterns::Library;
 use crate::oracle::{Finding, Skip, Verdict};
 use crate::pipeline::Pipeline;
-use crate::reduce::{apply_all, Edit};
+use crate::reduce::Edit;
 use crate::reference::precision::Envelope;
 use crate::reference::TorchReference;
 use std::path::Path;
@@ -73,18 +73,10 @@ impl FuzzTarget for Differential {
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
-        let mut case = self.pipeline.prepare(bytes);
-        if let Err(e) = apply_all(&mut case, edits) {
-            return TargetRun::bare(Verdict::Skipped(Skip::Invalid(format!(
-                "reduction edits: {e}"
-            ))));
-        }
-        let model = emit(&case);
-        if let Some(dir) = inflight {
-            // Best effort: a full disk must not stop the test.
-            let _ = std::fs::write(dir.join(MODEL), &model.bytes);
-        }
-        let run = self.pipeline.judge_emitted(case, model);
+        let run = match self.pipeline.run_edited(bytes, edits, inflight) {
+            Ok(run) => run,
+            Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
+        };
         let artifacts = match &run.verdict {
             Verdict::Found(f) => self.files(&run.model, &run.case, f, None, run.envelope.as_ref()),
             _ => Vec::new(),
@@ -102,6 +94,17 @@ impl FuzzTarget for Differential {
         self.pipeline.backend.bisects_culprits(&finding.level)
     }
 
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        match self.pipeline.prepare_edited(bytes, edits) {
+            Ok(case) => {
+                let model = emit(&case);
+                let files = vec![(MODEL.to_string(), model.bytes)];
+                (Some(case), files)
+            }
+            Err(_) => (None, Vec::new()),
+        }
+    }
+
     fn artifacts(
         &self,
         bytes: &[u8],
@@ -109,10 +112,9 @@ impl FuzzTarget for Differential {
         finding: &Finding,
         culprits: Option<&Culprits>,
     ) -> (Option<TestCase>, Artifacts) {
-        let mut case = self.pipeline.prepare(bytes);
-        if apply_all(&mut case, edits).is_err() {
+        let Ok(case) = self.pipeline.prepare_edited(bytes, edits) else {
             return (None, Vec::new());
-        }
+        };
         let model = emit(&case);
         let exact = TorchReference.judge(&case, &model).envelope;
         let files = self.files(&model, &case, finding, culprits, exact.as_ref());

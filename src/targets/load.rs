@@ -59,13 +59,7 @@ fn verdict(result: Result<(), BackendError>) -> Verdict {
 }
 
 impl FuzzTarget for Load {
-    fn artifacts(
-        &self,
-        bytes: &[u8],
-        _edits: &[Edit],
-        _finding: &Finding,
-        _culprits: Option<&crate::backend::bisect::Culprits>,
-    ) -> (Option<TestCase>, super::Artifacts) {
+    fn files(&self, bytes: &[u8], _edits: &[Edit]) -> (Option<TestCase>, super::Artifacts) {
         (None, vec![(MODEL.to_string(), bytes.to_vec())])
     }
 

@@ -82,6 +82,14 @@ impl Input {
 /// Files of a finding folder, as (file name, contents).
 pub type Artifacts = Vec<(String, Vec<u8>)>;
 
+/// `files()` when `verdict` is a finding, else nothing (files are only written for findings).
+pub fn files_if_found(verdict: &Verdict, files: impl FnOnce() -> Artifacts) -> Artifacts {
+    match verdict {
+        Verdict::Found(_) => files(),
+        _ => Vec::new(),
+    }
+}
+
 /// What one test of a target produced.
 pub struct TargetRun {
     /// The oracle's verdict.
@@ -106,6 +114,17 @@ impl TargetRun {
             fired: Vec::new(),
             model: None,
             artifacts: Vec::new(),
+        }
+    }
+
+    /// A run that tested `case` (no fired optimizations, no ONNX model).
+    pub fn tested(verdict: Verdict, case: TestCase, artifacts: Artifacts) -> TargetRun {
+        TargetRun {
+            verdict,
+            case: Some(case),
+            fired: Vec::new(),
+            model: None,
+            artifacts,
         }
     }
 
@@ -181,15 +200,21 @@ pub trait FuzzTarget: Send + Sync {
 
     /// The files a finding folder holds for `bytes` with `edits`, and the graph they show,
     /// computed **without running the compiler under test** (the reducer calls this in its
-    /// own process after a finding that may kill whoever runs it). `culprits`, when bisected,
-    /// go into the reproducer.
+    /// own process after a finding that may kill whoever runs it).
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts);
+
+    /// [`files`](Self::files) for `finding`, with its bisected `culprits` in the reproducer
+    /// where the target's reproducer shows them.
     fn artifacts(
         &self,
         bytes: &[u8],
         edits: &[Edit],
         finding: &crate::oracle::Finding,
         culprits: Option<&crate::backend::bisect::Culprits>,
-    ) -> (Option<TestCase>, Artifacts);
+    ) -> (Option<TestCase>, Artifacts) {
+        let _ = (finding, culprits);
+        self.files(bytes, edits)
+    }
 
     /// Whether `finding` can be narrowed to culprit optimizations by bisection
     /// ([`crate::backend::bisect`]).

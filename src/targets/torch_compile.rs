@@ -29,21 +29,13 @@ const BACKEND: &str = "torch.compile";
 /// Batch sizes each compiled function is called with, in order.
 pub const BATCHES: [usize; 2] = [1, 2];
 
-/// A torch.compile target: its registry row and its harness.
-pub struct TorchCompileTarget {
-    info: &'static TargetInfo,
-    /// The harness.
-    pub harness: TorchCompileHarness,
-    version: String,
-}
-
-impl FuzzTarget for TorchCompileTarget {
+impl FuzzTarget for TorchCompileHarness {
     fn info(&self) -> &'static TargetInfo {
         self.info
     }
 
     fn version(&self) -> String {
-        self.version.clone()
+        format!("torch.compile (torch {})", self.torch_version)
     }
 
     fn reference_level(&self) -> &str {
@@ -56,55 +48,40 @@ impl FuzzTarget for TorchCompileTarget {
 
     fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
         let (_, rest) = padded_head::<1>(bytes);
-        Some(self.harness.source.prepare(rest).1)
+        Some(self.source.prepare(rest).1)
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
-        self.harness.test(bytes, edits)
+        self.test(bytes, edits)
     }
 
-    fn artifacts(
-        &self,
-        bytes: &[u8],
-        edits: &[Edit],
-        _finding: &crate::oracle::Finding,
-        _culprits: Option<&crate::backend::bisect::Culprits>,
-    ) -> (Option<TestCase>, Artifacts) {
-        self.harness.artifacts(bytes, edits)
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        let ([mode], rest) = padded_head::<1>(bytes);
+        match self.source.program(rest, edits) {
+            Ok(test) => {
+                let source = render(&test.program, Dialect::Python);
+                let files = self.finding_files(&test, source, mode & 1 == 1);
+                (Some(test.case), files)
+            }
+            Err(_) => (None, Vec::new()),
+        }
     }
-}
-
-fn build(
-    name: &str,
-    harness: Result<TorchCompileHarness, String>,
-) -> Result<Box<dyn FuzzTarget>, String> {
-    let harness = harness?;
-    Ok(Box::new(TorchCompileTarget {
-        info: super::by_name(name)?,
-        version: format!("torch.compile (torch {})", harness.torch_version),
-        harness,
-    }))
 }
 
 /// `torch_compile_cpu`: eager vs `torch.compile` (Inductor, C++) on the CPU.
 pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    build(
-        "torch_compile_cpu",
-        TorchCompileHarness::cpu(config.limits()),
-    )
+    Ok(Box::new(TorchCompileHarness::cpu(config.limits())?))
 }
 
 /// `torch_compile_cuda`: eager vs `torch.compile` (Inductor, Triton) on CUDA device 0; fails
 /// naming what is missing when torch sees no CUDA device.
 pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    build(
-        "torch_compile_cuda",
-        TorchCompileHarness::cuda(config.limits()),
-    )
+    Ok(Box::new(TorchCompileHarness::cuda(config.limits())?))
 }
 
 /// A torch.compile test setup.
 pub struct TorchCompileHarness {
+    info: &'static TargetInfo,
     /// Where programs come from.
     pub source: ProgramSource,
     /// `cpu` or `cuda`.
@@ -132,6 +109,7 @@ impl TorchCompileHarness {
             return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
         }
         Ok(TorchCompileHarness {
+            info: super::by_name(&format!("torch_compile_{device}"))?,
             source: ProgramSource::new(limits),
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
@@ -179,21 +157,13 @@ impl TorchCompileHarness {
         };
         let source = render(&test.program, Dialect::Python);
         let verdict = self.judge(&source, &test, dynamic);
-        let artifacts = match &verdict {
-            Verdict::Found(_) => self.files(&test, source, dynamic),
-            _ => Vec::new(),
-        };
-        TargetRun {
-            verdict,
-            case: Some(test.case),
-            fired: Vec::new(),
-            model: None,
-            artifacts,
-        }
+        let artifacts =
+            super::files_if_found(&verdict, || self.finding_files(&test, source, dynamic));
+        TargetRun::tested(verdict, test.case, artifacts)
     }
 
     /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
-    fn files(&self, test: &ProgramTest, source: String, dynamic: bool) -> Artifacts {
+    fn finding_files(&self, test: &ProgramTest, source: String, dynamic: bool) -> Artifacts {
         let repro = repro::torch_compile(&source, &test.inputs(), dynamic, self.device);
         vec![
             ("program.py".to_string(), source.into_bytes()),
@@ -203,19 +173,6 @@ impl TorchCompileHarness {
                 test.applied.join("\n").into_bytes(),
             ),
         ]
-    }
-
-    /// The finding folder's files of `bytes` with `edits`, without compiling the program.
-    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
-        let ([mode], rest) = padded_head::<1>(bytes);
-        match self.source.program(rest, edits) {
-            Ok(test) => {
-                let source = render(&test.program, Dialect::Python);
-                let files = self.files(&test, source, mode & 1 == 1);
-                (Some(test.case), files)
-            }
-            Err(_) => (None, Vec::new()),
-        }
     }
 
     /// Eager vs compiled on `source`.

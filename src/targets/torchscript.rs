@@ -21,76 +21,18 @@ pub const OPTIMIZED_RUNS: usize = 3;
 
 /// A TorchScript test setup: the program source and the device.
 pub struct TorchScriptHarness {
+    info: &'static TargetInfo,
     /// Where programs come from.
     pub source: ProgramSource,
     /// Where the compiled program runs.
     pub device: tch::Device,
 }
 
-/// A TorchScript target: its registry row and its harness.
-pub struct TorchScriptTarget {
-    info: &'static TargetInfo,
-    /// The harness.
-    pub harness: TorchScriptHarness,
-}
-
-impl FuzzTarget for TorchScriptTarget {
-    fn info(&self) -> &'static TargetInfo {
-        self.info
-    }
-
-    fn version(&self) -> String {
-        format!("TorchScript (libtorch {})", crate::reference::version())
-    }
-
-    fn reference_level(&self) -> &str {
-        "reference"
-    }
-
-    fn newest_env(&self) -> super::NewestEnv {
-        super::NewestEnv::python_compilers(&self.version())
-    }
-
-    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
-        Some(self.harness.source.prepare(bytes).1)
-    }
-
-    fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
-        self.harness.test(bytes, edits)
-    }
-
-    fn artifacts(
-        &self,
-        bytes: &[u8],
-        edits: &[Edit],
-        _finding: &crate::oracle::Finding,
-        _culprits: Option<&crate::backend::bisect::Culprits>,
-    ) -> (Option<TestCase>, Artifacts) {
-        self.harness.artifacts(bytes, edits)
-    }
-}
-
-/// `torchscript_cpu`: TorchProbe on TorchScript (CPU).
-pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TorchScriptTarget {
-        info: super::by_name("torchscript_cpu")?,
-        harness: TorchScriptHarness::cpu(config.limits()),
-    }))
-}
-
-/// `torchscript_cuda`: the compiled program on CUDA device 0 (the reference stays libtorch
-/// eager on the CPU); fails naming what is missing when libtorch sees no CUDA device.
-pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TorchScriptTarget {
-        info: super::by_name("torchscript_cuda")?,
-        harness: TorchScriptHarness::cuda(config.limits())?,
-    }))
-}
-
 impl TorchScriptHarness {
     /// TorchScript on the CPU.
     pub fn cpu(limits: Limits) -> TorchScriptHarness {
         TorchScriptHarness {
+            info: super::by_name("torchscript_cpu").expect("a registry row"),
             source: ProgramSource::new(limits),
             device: tch::Device::Cpu,
         }
@@ -102,6 +44,7 @@ impl TorchScriptHarness {
             return Err("torchscript_cuda needs a CUDA device, and libtorch sees none (tch::Cuda::is_available() is false)".into());
         }
         Ok(TorchScriptHarness {
+            info: super::by_name("torchscript_cuda")?,
             device: tch::Device::Cuda(0),
             ..Self::cpu(limits)
         })
@@ -129,21 +72,12 @@ impl TorchScriptHarness {
             .map(|t| convert::to_tch(t).to_device(self.device))
             .collect();
         let verdict = self.judge(&source, &inputs, &test.expected, &test.fragile, &test.ops);
-        let artifacts = match &verdict {
-            Verdict::Found(_) => self.files(&test, source),
-            _ => Vec::new(),
-        };
-        TargetRun {
-            verdict,
-            case: Some(test.case),
-            fired: Vec::new(),
-            model: None,
-            artifacts,
-        }
+        let artifacts = super::files_if_found(&verdict, || self.finding_files(&test, source));
+        TargetRun::tested(verdict, test.case, artifacts)
     }
 
     /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
-    fn files(&self, test: &ProgramTest, source: String) -> Artifacts {
+    fn finding_files(&self, test: &ProgramTest, source: String) -> Artifacts {
         let repro = repro::torchscript(&source, &test.inputs(), &test.expected, self.device_name());
         vec![
             ("program.ts".to_string(), source.into_bytes()),
@@ -153,18 +87,6 @@ impl TorchScriptHarness {
                 test.applied.join("\n").into_bytes(),
             ),
         ]
-    }
-
-    /// The finding folder's files of `bytes` with `edits`, without compiling the program.
-    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
-        match self.source.program(bytes, edits) {
-            Ok(test) => {
-                let source = render(&test.program, Dialect::TorchScript);
-                let files = self.files(&test, source);
-                (Some(test.case), files)
-            }
-            Err(_) => (None, Vec::new()),
-        }
     }
 
     /// Compiles and runs `source` in the plain and the optimized JIT modes against
@@ -219,6 +141,54 @@ impl TorchScriptHarness {
         }
         Verdict::Pass
     }
+}
+
+impl FuzzTarget for TorchScriptHarness {
+    fn info(&self) -> &'static TargetInfo {
+        self.info
+    }
+
+    fn version(&self) -> String {
+        format!("TorchScript (libtorch {})", crate::reference::version())
+    }
+
+    fn reference_level(&self) -> &str {
+        "reference"
+    }
+
+    fn newest_env(&self) -> super::NewestEnv {
+        super::NewestEnv::python_compilers(&self.version())
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
+        Some(self.source.prepare(bytes).1)
+    }
+
+    fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
+        self.test(bytes, edits)
+    }
+
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        match self.source.program(bytes, edits) {
+            Ok(test) => {
+                let source = render(&test.program, Dialect::TorchScript);
+                let files = self.finding_files(&test, source);
+                (Some(test.case), files)
+            }
+            Err(_) => (None, Vec::new()),
+        }
+    }
+}
+
+/// `torchscript_cpu`: TorchProbe on TorchScript (CPU).
+pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TorchScriptHarness::cpu(config.limits())))
+}
+
+/// `torchscript_cuda`: the compiled program on CUDA device 0 (the reference stays libtorch
+/// eager on the CPU); fails naming what is missing when libtorch sees no CUDA device.
+pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TorchScriptHarness::cuda(config.limits())?))
 }
 
 fn crash(level: &str, stage: &str, message: &str) -> Verdict {

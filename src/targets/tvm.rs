@@ -20,7 +20,7 @@ use crate::oracle::{
     compare_within, first_mismatch_by, tolerance, Finding, FindingKind, Skip, Verdict,
 };
 use crate::pipeline::{Pipeline, TestRun};
-use crate::reduce::{apply_all, Edit};
+use crate::reduce::Edit;
 use crate::reference::precision::Envelope;
 use std::path::Path;
 
@@ -28,29 +28,23 @@ const BACKEND: &str = "tvm";
 
 /// A TVM test setup: the harness of the plain build and the backend for pass builds.
 pub struct TvmHarness {
+    info: &'static TargetInfo,
     /// Decoding, value search, reference and the plain build's oracle.
     pub pipeline: Pipeline,
     tvm: Tvm,
 }
 
-/// A TVM target: its registry row and its harness.
-pub struct TvmTarget {
-    info: &'static TargetInfo,
-    /// The harness.
-    pub harness: TvmHarness,
-}
-
-impl FuzzTarget for TvmTarget {
+impl FuzzTarget for TvmHarness {
     fn info(&self) -> &'static TargetInfo {
         self.info
     }
 
     fn version(&self) -> String {
-        crate::backend::Backend::version(&self.harness.tvm)
+        crate::backend::Backend::version(&self.tvm)
     }
 
     fn reference_level(&self) -> &str {
-        crate::backend::Backend::levels(&self.harness.tvm)[0]
+        crate::backend::Backend::levels(&self.tvm)[0]
     }
 
     fn newest_env(&self) -> super::NewestEnv {
@@ -59,56 +53,50 @@ impl FuzzTarget for TvmTarget {
 
     fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
         let (_, rest) = PassPlan::split(bytes);
-        Some(self.harness.pipeline.prepare(rest))
+        Some(self.pipeline.prepare(rest))
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
-        self.harness.test(bytes, edits, inflight)
+        self.test(bytes, edits, inflight)
     }
 
-    fn artifacts(
-        &self,
-        bytes: &[u8],
-        edits: &[Edit],
-        _finding: &crate::oracle::Finding,
-        _culprits: Option<&crate::backend::bisect::Culprits>,
-    ) -> (Option<TestCase>, Artifacts) {
-        self.harness.artifacts(bytes, edits)
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        let (plan, rest) = PassPlan::split(bytes);
+        let Ok(case) = self.pipeline.prepare_edited(rest, edits) else {
+            return (None, Vec::new());
+        };
+        let files = self.finding_files(&plan, &case, &emit(&case));
+        (Some(case), files)
     }
 }
 
 /// `tvm_llvm`: TVM Relax for the CPU, plain and after a pass sequence.
 pub fn build_llvm(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TvmTarget {
-        info: super::by_name("tvm_llvm")?,
-        harness: TvmHarness::llvm(config.limits())?,
-    }))
+    Ok(Box::new(TvmHarness::llvm(config.limits())?))
 }
 
 /// `tvm_cuda`: TVM Relax for CUDA device 0; fails naming what is missing without one.
 pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TvmTarget {
-        info: super::by_name("tvm_cuda")?,
-        harness: TvmHarness::cuda(config.limits())?,
-    }))
+    Ok(Box::new(TvmHarness::cuda(config.limits())?))
 }
 
 impl TvmHarness {
     /// TVM for the CPU (`llvm`) with its probed capabilities, or why the host cannot run it.
     pub fn llvm(limits: Limits) -> Result<TvmHarness, String> {
-        Ok(Self::of(Tvm::llvm(request_timeout())?, limits))
+        Self::of("tvm_llvm", Tvm::llvm(request_timeout())?, limits)
     }
 
     /// TVM for CUDA device 0, or why not.
     pub fn cuda(limits: Limits) -> Result<TvmHarness, String> {
-        Ok(Self::of(Tvm::cuda(request_timeout())?, limits))
+        Self::of("tvm_cuda", Tvm::cuda(request_timeout())?, limits)
     }
 
-    fn of(tvm: Tvm, limits: Limits) -> TvmHarness {
-        TvmHarness {
+    fn of(name: &str, tvm: Tvm, limits: Limits) -> Result<TvmHarness, String> {
+        Ok(TvmHarness {
+            info: super::by_name(name)?,
             pipeline: Pipeline::probed(Box::new(tvm.clone()), limits),
             tvm,
-        }
+        })
     }
 
     /// One test of `bytes` with reduction `edits` (the model goes to `inflight` first, when
@@ -116,17 +104,10 @@ impl TvmHarness {
     /// `repro.py` (plain build against the pass sequence).
     pub fn test(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
         let (plan, rest) = PassPlan::split(bytes);
-        let mut case = self.pipeline.prepare(rest);
-        if let Err(e) = apply_all(&mut case, edits) {
-            return TargetRun::bare(Verdict::Skipped(Skip::Invalid(format!(
-                "reduction edits: {e}"
-            ))));
-        }
-        let model = emit(&case);
-        if let Some(dir) = inflight {
-            let _ = std::fs::write(dir.join(MODEL), &model.bytes);
-        }
-        let run = self.pipeline.judge_emitted(case, model);
+        let run = match self.pipeline.run_edited(rest, edits, inflight) {
+            Ok(run) => run,
+            Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
+        };
         let verdict = match &run.verdict {
             Verdict::Pass if !plan.passes.is_empty() => match self.judge_passes(&run, &plan) {
                 Verdict::Found(f) => Verdict::Found(Finding {
@@ -137,10 +118,9 @@ impl TvmHarness {
             },
             other => other.clone(),
         };
-        let artifacts = match &verdict {
-            Verdict::Found(_) => self.files(&plan, &run.case, &run.model),
-            _ => Vec::new(),
-        };
+        let artifacts = super::files_if_found(&verdict, || {
+            self.finding_files(&plan, &run.case, &run.model)
+        });
         TargetRun {
             verdict,
             case: Some(run.case),
@@ -152,7 +132,7 @@ impl TvmHarness {
 
     /// A finding folder's files: the model and a standalone `repro.py` (plain build against
     /// the pass sequence).
-    fn files(&self, plan: &PassPlan, case: &TestCase, model: &OnnxModel) -> Artifacts {
+    fn finding_files(&self, plan: &PassPlan, case: &TestCase, model: &OnnxModel) -> Artifacts {
         let inputs = Pipeline::inputs(case, model);
         let names: Vec<String> = model.inputs.iter().map(|(_, n)| n.clone()).collect();
         let script = repro::tvm(&plan.passes, &names, &inputs, self.tvm.target());
@@ -160,17 +140,6 @@ impl TvmHarness {
             (MODEL.to_string(), model.bytes.clone()),
             ("repro.py".to_string(), script.into_bytes()),
         ]
-    }
-
-    /// The finding folder's files of `bytes` with `edits`, without building anything.
-    pub fn artifacts(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
-        let (plan, rest) = PassPlan::split(bytes);
-        let mut case = self.pipeline.prepare(rest);
-        if apply_all(&mut case, edits).is_err() {
-            return (None, Vec::new());
-        }
-        let files = self.files(&plan, &case, &emit(&case));
-        (Some(case), files)
     }
 
     /// The pass sequence's build against the plain one.
