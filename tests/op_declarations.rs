@@ -1,5 +1,5 @@
 //! Every operator is complete for the targets that need it: each registry op has a reference
-//! evaluation (every differential target judges against it), each unary row's torch form
+//! evaluation (every differential target judges against it), each element-wise row's torch form
 //! lowers for the program targets, and what the program targets do not get is listed (not
 //! dropped silently).
 
@@ -35,8 +35,21 @@ fn declared_torch_forms_reach_the_program_targets() {
             None => not_lowered.push(row.name),
         }
     }
+    for row in dlcfuzz::ops::binary::table() {
+        match row.torch {
+            Some(_) => {
+                assert!(
+                    supported(row.name, &[DType::F32, DType::F32, DType::F32]),
+                    "{}: declared torch form, not on the program menu",
+                    row.name
+                );
+                lowered.push(row.name);
+            }
+            None => not_lowered.push(row.name),
+        }
+    }
     eprintln!(
-        "unary ops written as programs: {lowered:?}\nnot written as programs (no torch form declared): {not_lowered:?}"
+        "element-wise ops written as programs: {lowered:?}\nnot written as programs (no torch form declared): {not_lowered:?}"
     );
-    assert!(lowered.contains(&"Shrink"));
+    assert!(lowered.contains(&"Shrink") && lowered.contains(&"Add"));
 }

@@ -1,14 +1,22 @@
-//! Broadcasting binary ops: arithmetic, comparison, logical and bitwise.
+//! Broadcasting binary ops (arithmetic, comparison, logical, bitwise; `Max`/`Min`/`Sum`/
+//! `Mean` take any number of inputs), each declared once, in one row of [`table`]: its ONNX
+//! types, whether an integer divisor must be positive, its attributes, its libtorch
+//! evaluation on carriers (the reference), whether kernels round like an elementary function,
+//! and its torch expression for the program targets. Where such an op's output jumps (near a
+//! zero divisor, at equality) is `reference::fragile`'s, as those rules read two inputs.
 
+use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
 use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
+use std::sync::OnceLock;
+use tch::{TchError, Tensor};
 
 /// The dtypes a binary op takes (both inputs share one) and whether it outputs bool.
-#[derive(Clone, Copy, PartialEq)]
-enum Types {
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Types {
     /// Numeric in, same type out.
     Numeric,
     /// Floats only.
@@ -25,126 +33,208 @@ enum Types {
     Unsigned,
 }
 
-/// A broadcasting binary op.
-struct Binary {
-    name: &'static str,
-    types: Types,
-    /// The divisor must not be zero for integers.
-    int_divisor: bool,
+/// What an evaluation sees besides the two inputs: their dtypes (carriers may be wider) and
+/// the node's attributes.
+pub struct EvalArgs<'a> {
+    /// The dtype of the first input.
+    pub dtype: DType,
+    /// The dtype of the second input.
+    pub dtype1: DType,
+    /// An integer attribute, or the given default.
+    pub int: &'a dyn Fn(&str, i64) -> i64,
+    /// A string attribute, or the empty string.
+    pub string: &'a dyn Fn(&str) -> String,
 }
 
-const TABLE: &[Binary] = &[
+/// The reference evaluation of a row on two (broadcasting) inputs; a variadic row folds it.
+pub type Eval = fn(&Tensor, &Tensor, &EvalArgs) -> Result<Tensor, TchError>;
+
+/// How many inputs a row takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly two.
+    Two,
+    /// One or more, folded left with the evaluation.
+    Fold,
+    /// One or more, folded, then divided by their number (`Mean`).
+    Mean,
+}
+
+/// One broadcasting binary op. See the module docs.
+#[derive(Clone, Debug)]
+pub struct Binary {
+    /// The ONNX op type.
+    pub name: &'static str,
+    /// Its input types.
+    pub types: Types,
+    /// An integer divisor must be positive.
+    pub int_divisor: bool,
+    /// How many inputs it folds.
+    pub arity: Arity,
+    /// The reference evaluation.
+    pub eval: Eval,
+    /// Kernels compute it to a few ulp (`Pow`), not correctly rounded.
+    pub elementary: bool,
+    /// The torch expression of the program targets (`{a}`, `{b}`), float32 only.
+    pub torch: Option<&'static str>,
+}
+
+fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
     Binary {
-        name: "Add",
-        types: Types::Numeric,
+        name,
+        types,
         int_divisor: false,
-    },
-    Binary {
-        name: "Sub",
-        types: Types::Numeric,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Mul",
-        types: Types::Numeric,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Div",
-        types: Types::Numeric,
-        int_divisor: true,
-    },
-    Binary {
-        name: "Mod",
-        types: Types::Numeric,
-        int_divisor: true,
-    },
-    Binary {
-        name: "Pow",
-        types: Types::Float,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Max",
-        types: Types::Numeric,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Min",
-        types: Types::Numeric,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Mean",
-        types: Types::Float,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Sum",
-        types: Types::Float,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Equal",
-        types: Types::Equality,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Less",
-        types: Types::Compare,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Greater",
-        types: Types::Compare,
-        int_divisor: false,
-    },
-    Binary {
-        name: "LessOrEqual",
-        types: Types::Compare,
-        int_divisor: false,
-    },
-    Binary {
-        name: "GreaterOrEqual",
-        types: Types::Compare,
-        int_divisor: false,
-    },
-    Binary {
-        name: "And",
-        types: Types::Logical,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Or",
-        types: Types::Logical,
-        int_divisor: false,
-    },
-    Binary {
-        name: "Xor",
-        types: Types::Logical,
-        int_divisor: false,
-    },
-    Binary {
-        name: "BitwiseAnd",
-        types: Types::Bitwise,
-        int_divisor: false,
-    },
-    Binary {
-        name: "BitwiseOr",
-        types: Types::Bitwise,
-        int_divisor: false,
-    },
-    Binary {
-        name: "BitwiseXor",
-        types: Types::Bitwise,
-        int_divisor: false,
-    },
-    Binary {
-        name: "BitShift",
-        types: Types::Unsigned,
-        int_divisor: false,
-    },
-];
+        arity: Arity::Two,
+        eval,
+        elementary: false,
+        torch: None,
+    }
+}
+
+impl Binary {
+    fn divisor(self) -> Binary {
+        Binary {
+            int_divisor: true,
+            ..self
+        }
+    }
+
+    fn arity(self, arity: Arity) -> Binary {
+        Binary { arity, ..self }
+    }
+
+    fn elementary(self) -> Binary {
+        Binary {
+            elementary: true,
+            ..self
+        }
+    }
+
+    fn torch(self, torch: &'static str) -> Binary {
+        Binary {
+            torch: Some(torch),
+            ..self
+        }
+    }
+}
+
+/// `x` and `y` in the order-preserving view of `dtype` (the `u64` carrier's sign flipped).
+fn ordered(x: &Tensor, y: &Tensor, dtype: DType) -> Result<(Tensor, Tensor), TchError> {
+    Ok((numeric::ordered(x, dtype)?, numeric::ordered(y, dtype)?))
+}
+
+/// `Pow(x, y)`: the result has `x`'s type. Integer bases are computed in `f64` and truncated,
+/// as ONNX Runtime's `std::pow` on doubles does (negative exponents included).
+fn pow(x: &Tensor, y: &Tensor, a: &EvalArgs) -> Result<Tensor, TchError> {
+    if x.is_floating_point() {
+        let y = match y.kind() == x.kind() {
+            true => y.shallow_clone(),
+            false => numeric::to_double(y, a.dtype1)?.f_to_kind(x.kind())?,
+        };
+        return x.f_pow(&y);
+    }
+    let xd = numeric::to_double(x, a.dtype)?;
+    let yd = numeric::to_double(y, a.dtype1)?;
+    xd.f_pow(&yd)?.f_trunc()?.f_to_kind(tch::Kind::Int64)
+}
+
+/// `Mod` with its `fmod` attribute: C's `fmod` or Python's remainder.
+fn modulo(x: &Tensor, y: &Tensor, a: &EvalArgs) -> Result<Tensor, TchError> {
+    let fmod = (a.int)("fmod", 0) != 0;
+    match (x.is_floating_point(), fmod) {
+        (true, true) => x.f_fmod_tensor(y),
+        (true, false) => x.f_remainder_tensor(y),
+        (false, _) => numeric::int_rem(x, y, a.dtype, fmod),
+    }
+}
+
+/// `BitShift` in its `direction`.
+fn bit_shift(x: &Tensor, y: &Tensor, a: &EvalArgs) -> Result<Tensor, TchError> {
+    match ((a.string)("direction").as_str(), a.dtype) {
+        ("LEFT", _) => x.f_bitwise_left_shift(y),
+        ("RIGHT", DType::U64) => numeric::u64_shift_right(x, y),
+        ("RIGHT", _) => x.f_bitwise_right_shift(y),
+        (d, _) => Err(TchError::Kind(format!("BitShift direction {d:?}"))),
+    }
+}
+
+/// Every broadcasting binary op, in the registry's order.
+pub fn table() -> &'static [Binary] {
+    static TABLE: OnceLock<Vec<Binary>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        use Types::*;
+        vec![
+            op("Add", Numeric, |x, y, _| x.f_add(y)).torch("torch.add({a}, {b})"),
+            op("Sub", Numeric, |x, y, _| x.f_sub(y)).torch("torch.sub({a}, {b})"),
+            op("Mul", Numeric, |x, y, _| x.f_mul(y)).torch("torch.mul({a}, {b})"),
+            op("Div", Numeric, |x, y, a| match x.is_floating_point() {
+                true => x.f_div(y),
+                false => numeric::int_div(x, y, a.dtype),
+            })
+            .divisor()
+            .torch("torch.div({a}, {b})"),
+            op("Mod", Numeric, modulo).divisor(),
+            op("Pow", Float, pow).elementary(),
+            op("Max", Numeric, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                numeric::ordered(&x.f_maximum(&y)?, a.dtype)
+            })
+            .arity(Arity::Fold)
+            .torch("torch.maximum({a}, {b})"),
+            op("Min", Numeric, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                numeric::ordered(&x.f_minimum(&y)?, a.dtype)
+            })
+            .arity(Arity::Fold)
+            .torch("torch.minimum({a}, {b})"),
+            op("Mean", Float, |x, y, _| x.f_add(y)).arity(Arity::Mean),
+            op("Sum", Float, |x, y, _| x.f_add(y)).arity(Arity::Fold),
+            op("Equal", Equality, |x, y, _| x.f_eq_tensor(y)),
+            op("Less", Compare, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                x.f_lt_tensor(&y)
+            }),
+            op("Greater", Compare, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                x.f_gt_tensor(&y)
+            }),
+            op("LessOrEqual", Compare, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                x.f_le_tensor(&y)
+            }),
+            op("GreaterOrEqual", Compare, |x, y, a| {
+                let (x, y) = ordered(x, y, a.dtype)?;
+                x.f_ge_tensor(&y)
+            }),
+            op("And", Logical, |x, y, _| x.f_logical_and(y)),
+            op("Or", Logical, |x, y, _| x.f_logical_or(y)),
+            op("Xor", Logical, |x, y, _| x.f_logical_xor(y)),
+            op("BitwiseAnd", Bitwise, |x, y, _| x.f_bitwise_and_tensor(y)),
+            op("BitwiseOr", Bitwise, |x, y, _| x.f_bitwise_or_tensor(y)),
+            op("BitwiseXor", Bitwise, |x, y, _| x.f_bitwise_xor_tensor(y)),
+            op("BitShift", Unsigned, bit_shift),
+        ]
+    })
+}
+
+/// The row of op type `name`, if it is a broadcasting binary op.
+pub fn declared(name: &str) -> Option<&'static Binary> {
+    table().iter().find(|b| b.name == name)
+}
+
+/// Runs the row on `inputs` (two, or one or more for a folding row).
+pub fn evaluate(row: &Binary, inputs: &[&Tensor], args: &EvalArgs) -> Result<Tensor, TchError> {
+    let (first, rest) = inputs
+        .split_first()
+        .ok_or_else(|| TchError::Kind(format!("{}: no inputs", row.name)))?;
+    let folded = rest
+        .iter()
+        .try_fold(first.shallow_clone(), |acc, x| (row.eval)(&acc, x, args))?;
+    match row.arity {
+        Arity::Mean => folded.f_div_scalar(inputs.len() as f64),
+        Arity::Two | Arity::Fold => Ok(folded),
+    }
+}
 
 impl OpSpec for Binary {
     fn name(&self) -> &'static str {
@@ -217,17 +307,11 @@ impl OpSpec for Binary {
     }
 }
 
-/// The binary family.
+/// The binary family, one spec per row.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    TABLE
+    table()
         .iter()
-        .map(|b| {
-            Box::new(Binary {
-                name: b.name,
-                types: b.types,
-                int_divisor: b.int_divisor,
-            }) as Box<dyn OpSpec>
-        })
+        .map(|b| Box::new(b.clone()) as Box<dyn OpSpec>)
         .collect()
 }
 

@@ -12,6 +12,7 @@ pub mod layout;
 pub mod matmul;
 pub mod misc;
 pub mod norm;
+pub mod numeric;
 pub mod quant;
 pub mod reduce;
 pub mod retype;

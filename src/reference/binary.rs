@@ -1,129 +1,26 @@
 //! Broadcasting element-wise ops of two (or, for `Max`/`Min`/`Sum`/`Mean`, any number of)
-//! inputs: arithmetic, comparison, logical and bitwise. libtorch broadcasts like numpy, which
-//! is ONNX's multidirectional broadcasting.
+//! inputs: the reference runs each op's declared evaluation ([`crate::ops::binary`]). libtorch
+//! broadcasts like numpy, which is ONNX's multidirectional broadcasting.
 
-use super::{numeric, Args, RefError};
-use crate::ir::DType;
-use tch::{Kind, Tensor};
+use super::{Args, RefError};
+use crate::ops::binary::{evaluate, Arity, Binary, EvalArgs};
+use tch::Tensor;
 
-/// The op types of this family.
-pub(super) const OPS: &[&str] = &[
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Mod",
-    "Pow",
-    "Max",
-    "Min",
-    "Mean",
-    "Sum",
-    "Equal",
-    "Less",
-    "Greater",
-    "LessOrEqual",
-    "GreaterOrEqual",
-    "And",
-    "Or",
-    "Xor",
-    "BitwiseAnd",
-    "BitwiseOr",
-    "BitwiseXor",
-    "BitShift",
-];
-
-/// Folds the variadic `Max`/`Min`/`Sum`/`Mean` over `inputs`.
-fn fold(
-    a: &Args,
-    inputs: &[Tensor],
-    f: impl Fn(&Tensor, &Tensor) -> Result<Tensor, tch::TchError>,
-) -> Result<Tensor, RefError> {
-    let (first, rest) = inputs.split_first().ok_or_else(|| a.fail("no inputs"))?;
-    rest.iter()
-        .try_fold(first.shallow_clone(), |acc, x| Ok(f(&acc, x)?))
-}
-
-/// `Pow(x, y)`: the result has `x`'s type. Integer bases are computed in `f64` and truncated,
-/// as ONNX Runtime's `std::pow` on doubles does (negative exponents included).
-fn pow(a: &Args, x: &Tensor, y: &Tensor) -> Result<Tensor, RefError> {
-    if x.is_floating_point() {
-        let y = if y.kind() == x.kind() {
-            y.shallow_clone()
-        } else {
-            numeric::to_double(y, a.dtype(1))?.f_to_kind(x.kind())?
-        };
-        return Ok(x.f_pow(&y)?);
-    }
-    let xd = numeric::to_double(x, a.dtype(0))?;
-    let yd = numeric::to_double(y, a.dtype(1))?;
-    Ok(xd.f_pow(&yd)?.f_trunc()?.f_to_kind(Kind::Int64)?)
-}
-
-/// Runs one op of the family.
-pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
-    let dtype = a.dtype(0);
-    let order = |t: &Tensor| numeric::ordered(t, dtype);
-    let y = match a.op {
-        "Max" | "Min" | "Sum" | "Mean" => {
-            // Max and Min compare in the order-preserving view of the dtype.
-            let minmax = matches!(a.op, "Max" | "Min");
-            let inputs: Vec<Tensor> = a
-                .present()
-                .into_iter()
-                .map(|t| {
-                    if minmax {
-                        order(t)
-                    } else {
-                        Ok(t.shallow_clone())
-                    }
-                })
-                .collect::<Result<_, _>>()?;
-            match a.op {
-                "Max" => order(&fold(a, &inputs, |p, q| p.f_maximum(q))?)?,
-                "Min" => order(&fold(a, &inputs, |p, q| p.f_minimum(q))?)?,
-                "Sum" => fold(a, &inputs, |p, q| p.f_add(q))?,
-                _ => fold(a, &inputs, |p, q| p.f_add(q))?.f_div_scalar(inputs.len() as f64)?,
-            }
-        }
-        op => {
-            let (x, y) = (a.x(0)?, a.x(1)?);
-            match op {
-                "Add" => x.f_add(y)?,
-                "Sub" => x.f_sub(y)?,
-                "Mul" => x.f_mul(y)?,
-                "Div" if x.is_floating_point() => x.f_div(y)?,
-                "Div" => numeric::int_div(x, y, dtype)?,
-                "Mod" => {
-                    let fmod = a.int("fmod", 0) != 0;
-                    match (x.is_floating_point(), fmod) {
-                        (true, true) => x.f_fmod_tensor(y)?,
-                        (true, false) => x.f_remainder_tensor(y)?,
-                        (false, _) => numeric::int_rem(x, y, dtype, fmod)?,
-                    }
-                }
-                "Pow" => pow(a, x, y)?,
-                "Equal" => x.f_eq_tensor(y)?,
-                "Less" => order(x)?.f_lt_tensor(&order(y)?)?,
-                "Greater" => order(x)?.f_gt_tensor(&order(y)?)?,
-                "LessOrEqual" => order(x)?.f_le_tensor(&order(y)?)?,
-                "GreaterOrEqual" => order(x)?.f_ge_tensor(&order(y)?)?,
-                "And" => x.f_logical_and(y)?,
-                "Or" => x.f_logical_or(y)?,
-                "Xor" => x.f_logical_xor(y)?,
-                "BitwiseAnd" => x.f_bitwise_and_tensor(y)?,
-                "BitwiseOr" => x.f_bitwise_or_tensor(y)?,
-                "BitwiseXor" => x.f_bitwise_xor_tensor(y)?,
-                "BitShift" => match a.string("direction", "").as_str() {
-                    "LEFT" => x.f_bitwise_left_shift(y)?,
-                    "RIGHT" if dtype == DType::U64 => numeric::u64_shift_right(x, y)?,
-                    "RIGHT" => x.f_bitwise_right_shift(y)?,
-                    d => return Err(a.fail(format!("direction {d:?}"))),
-                },
-                other => return Err(RefError::Unsupported(other.to_string())),
-            }
-        }
+/// Runs the declared op `row`.
+pub(super) fn apply(row: &Binary, a: &Args) -> Result<Vec<Tensor>, RefError> {
+    let inputs = match row.arity {
+        Arity::Two => vec![a.x(0)?, a.x(1)?],
+        Arity::Fold | Arity::Mean => a.present(),
     };
-    Ok(vec![y])
+    let int = |name: &str, default: i64| a.int(name, default);
+    let string = |name: &str| a.string(name, "");
+    let args = EvalArgs {
+        dtype: a.dtype(0),
+        dtype1: a.dtype(1),
+        int: &int,
+        string: &string,
+    };
+    Ok(vec![evaluate(row, &inputs, &args)?])
 }
 
 #[cfg(test)]

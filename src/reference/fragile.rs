@@ -16,11 +16,11 @@
 //! - **Behaviour the ONNX specification leaves undefined** ([`undefined`]), each rule citing
 //!   the sentence (or the silence) it rests on.
 
-use super::numeric::{self, int_range};
 use super::precision::ACCUMULATING;
 use super::{resize, with_args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
+use crate::ops::numeric::{self, int_range};
 use crate::ops::{AttrValue, ConstInput};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -196,7 +196,7 @@ pub fn undefined(
         if d.is_float() {
             Ok(t.f_to_kind(Kind::Double)?)
         } else {
-            numeric::to_double(t, d)
+            Ok(numeric::to_double(t, d)?)
         }
     };
     let outside = |t: &Tensor, dtype: DType| {

@@ -1,7 +1,8 @@
 //! Where, Cast and Clip; Dropout and Shape.
 
-use super::{numeric, Args, RefError};
+use super::{Args, RefError};
 use crate::ir::DType;
+use crate::ops::numeric;
 use tch::Tensor;
 
 /// The op types of this family.

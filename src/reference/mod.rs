@@ -25,7 +25,6 @@ mod layout;
 mod matmul;
 mod misc;
 mod norm;
-pub(crate) mod numeric;
 pub mod onnx_models;
 pub mod precision;
 mod quant;
@@ -70,10 +69,12 @@ pub fn version() -> String {
 /// Every ONNX op type [`apply`] implements.
 pub fn op_types() -> Vec<&'static str> {
     let unary = crate::ops::unary::table().iter().map(|u| u.name);
+    let binary = crate::ops::binary::table().iter().map(|b| b.name);
     FAMILIES
         .iter()
         .flat_map(|(ops, _)| ops.iter().copied())
         .chain(unary)
+        .chain(binary)
         .collect()
 }
 
@@ -84,7 +85,6 @@ type Family = (
 );
 
 const FAMILIES: &[Family] = &[
-    (binary::OPS, binary::apply),
     (misc::OPS, misc::apply),
     (reduce::OPS, reduce::apply),
     (matmul::OPS, matmul::apply),
@@ -134,9 +134,10 @@ pub fn apply_typed(
     output_dtypes: &[DType],
 ) -> Result<Vec<Tensor>, RefError> {
     let unary = crate::ops::unary::declared(op_type);
+    let binary = crate::ops::binary::declared(op_type);
     let family = match FAMILIES.iter().find(|(ops, _)| ops.contains(&op_type)) {
         Some((_, family)) => Some(family),
-        None if unary.is_some() => None,
+        None if unary.is_some() || binary.is_some() => None,
         None => return Err(RefError::Unsupported(format!("op type {op_type}"))),
     };
     if input_dtypes.len() != inputs.len() {
@@ -162,10 +163,11 @@ pub fn apply_typed(
         dtypes: input_dtypes.to_vec(),
         out: output_dtypes,
     };
-    let outs = match (family, unary) {
-        (Some(family), _) => family(&args)?,
-        (None, Some(row)) => unary::apply(row, &args)?,
-        (None, None) => unreachable!("unknown op types returned above"),
+    let outs = match (family, unary, binary) {
+        (Some(family), _, _) => family(&args)?,
+        (None, Some(row), _) => unary::apply(row, &args)?,
+        (None, None, Some(row)) => binary::apply(row, &args)?,
+        (None, None, None) => unreachable!("unknown op types returned above"),
     };
     if outs.len() < output_dtypes.len() {
         return Err(RefError::Failed(format!(

@@ -38,10 +38,11 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{int_attr, numeric, resize, RefError};
+use super::{int_attr, resize, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
+use crate::ops::numeric;
 use crate::ops::AttrValue;
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
@@ -107,11 +108,10 @@ fn min_normal(dtype: DType) -> f64 {
     }
 }
 
-/// Elementary functions beyond the unary rows that declare themselves elementary
-/// ([`crate::ops::unary::Unary::elementary`]): kernels are good to a few ulp, not correctly
+/// Elementary functions beyond the unary and binary rows that declare themselves elementary
+/// ([`crate::ops::unary::Unary::elementary`], [`crate::ops::binary::Binary::elementary`]): kernels are good to a few ulp, not correctly
 /// rounded.
 const ELEMENTARY: &[&str] = &[
-    "Pow",
     "Softmax",
     "LogSoftmax",
     "ReduceLogSumExp",
@@ -152,6 +152,7 @@ pub(super) const ACCUMULATING: &[&str] = &[
 fn elementary(op_type: &str) -> bool {
     ELEMENTARY.contains(&op_type)
         || crate::ops::unary::declared(op_type).is_some_and(|u| u.elementary)
+        || crate::ops::binary::declared(op_type).is_some_and(|b| b.elementary)
 }
 
 /// How many rounding units an op's kernel may be off by (see the module docs).
@@ -223,7 +224,7 @@ fn as_f64(t: &tch::Tensor, dtype: DType) -> Result<tch::Tensor, RefError> {
     if dtype.is_float() {
         Ok(t.f_detach()?.f_to_kind(Kind::Double)?)
     } else {
-        numeric::to_double(&t.f_detach()?, dtype)
+        Ok(numeric::to_double(&t.f_detach()?, dtype)?)
     }
 }
 

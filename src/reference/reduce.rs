@@ -5,8 +5,9 @@
 //! dtype, `ReduceMean` divides the (wrapped) sum by the count with truncation, and `ReduceL2`
 //! and `ReduceLogSumExp` take the square root or logarithm in `f64` and truncate.
 
-use super::{norm_axis, numeric, Args, RefError};
+use super::{norm_axis, Args, RefError};
 use crate::ir::DType;
+use crate::ops::numeric;
 use tch::{Kind, Tensor};
 
 /// The op types of this family.

@@ -15,8 +15,8 @@
 //! `pytorch_half_pixel` maps a length-1 output to coordinate 0, as the operator text says (the
 //! `onnx` reference implementation uses the fractional length and -0.5 there).
 
-use super::numeric::int_range;
 use super::{norm_axis, Args, RefError};
+use crate::ops::numeric::int_range;
 use crate::ops::AttrValue;
 use tch::{Kind, Tensor};
 

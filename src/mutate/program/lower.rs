@@ -10,16 +10,6 @@ use crate::ops::unary::declared;
 use crate::ops::{AttrValue, ConstInput};
 use std::collections::BTreeMap;
 
-/// Element-wise binary ops (broadcasting) and their torch function.
-const BINARY: &[(&str, &str)] = &[
-    ("Add", "torch.add"),
-    ("Sub", "torch.sub"),
-    ("Mul", "torch.mul"),
-    ("Div", "torch.div"),
-    ("Max", "torch.maximum"),
-    ("Min", "torch.minimum"),
-];
-
 /// Other ops the lowering writes.
 const OTHER: &[&str] = &[
     "Clip",
@@ -35,7 +25,8 @@ const OTHER: &[&str] = &[
 /// Whether the lowering writes `op_type` with every data dtype in `dtypes` (float32 only).
 pub fn supported(op_type: &str, dtypes: &[DType]) -> bool {
     let unary = declared(op_type).is_some_and(|u| u.torch.is_some());
-    let known = unary || BINARY.iter().any(|(o, _)| *o == op_type) || OTHER.contains(&op_type);
+    let binary = crate::ops::binary::declared(op_type).is_some_and(|b| b.torch.is_some());
+    let known = unary || binary || OTHER.contains(&op_type);
     known && dtypes.iter().all(|d| *d == DType::F32)
 }
 
@@ -83,8 +74,9 @@ fn call_of(
             template = template.replace(&format!("{{{}}}", a.name), &float(v));
         }
         (template, true, true)
-    } else if let Some((_, f)) = BINARY.iter().find(|(o, _)| *o == t) {
-        (format!("{f}({{0}}, {{1}})"), true, true)
+    } else if let Some(torch) = crate::ops::binary::declared(t).and_then(|b| b.torch) {
+        let template = torch.replace("{a}", "{0}").replace("{b}", "{1}");
+        (template, true, true)
     } else {
         match t {
             "Clip" => {

@@ -1,14 +1,13 @@
-//! Integer helpers with ONNX semantics on the carriers of [`super::convert`]: an order-preserving
+//! Integer helpers with ONNX semantics on the carriers of [`crate::reference::convert`]: an order-preserving
 //! view of the `u64` carrier, unsigned division, and division guards against the one signed
 //! quotient that traps on x86 (`MIN / -1`).
 
-use super::RefError;
 use crate::ir::DType;
-use tch::{Kind, Tensor};
+use tch::{Kind, TchError, Tensor};
 
 /// A signed tensor whose order is the order of the values of `t` as `dtype`: the `u64`
 /// carrier with its sign bit flipped, anything else unchanged. Its own inverse.
-pub fn ordered(t: &Tensor, dtype: DType) -> Result<Tensor, RefError> {
+pub fn ordered(t: &Tensor, dtype: DType) -> Result<Tensor, TchError> {
     Ok(if dtype == DType::U64 {
         t.f_bitwise_xor(i64::MIN)?
     } else {
@@ -32,8 +31,8 @@ pub fn int_range(dtype: DType) -> (f64, f64) {
 }
 
 /// `a >= b` as unsigned 64-bit numbers (both `u64` carriers).
-fn ge_unsigned(a: &Tensor, b: &Tensor) -> Result<Tensor, RefError> {
-    Ok(ordered(a, DType::U64)?.f_ge_tensor(&ordered(b, DType::U64)?)?)
+fn ge_unsigned(a: &Tensor, b: &Tensor) -> Result<Tensor, TchError> {
+    ordered(a, DType::U64)?.f_ge_tensor(&ordered(b, DType::U64)?)
 }
 
 /// `u64` division and remainder on carriers (bit patterns in `Int64`), `d != 0`.
@@ -41,7 +40,7 @@ fn ge_unsigned(a: &Tensor, b: &Tensor) -> Result<Tensor, RefError> {
 /// For `d` below 2^63: halve `n` with a logical shift (now non-negative), divide, double, and
 /// correct by one: `r = n - q d` is then below `2 d`. For `d` from 2^63 up the quotient is 0 or
 /// 1.
-fn u64_divrem(n: &Tensor, d: &Tensor) -> Result<(Tensor, Tensor), RefError> {
+fn u64_divrem(n: &Tensor, d: &Tensor) -> Result<(Tensor, Tensor), TchError> {
     let half = n
         .f_bitwise_right_shift_tensor_scalar(1)?
         .f_bitwise_and(i64::MAX)?;
@@ -57,32 +56,32 @@ fn u64_divrem(n: &Tensor, d: &Tensor) -> Result<(Tensor, Tensor), RefError> {
 }
 
 /// `b` with its `-1` entries replaced by `1`, and the mask of those entries (signed types).
-fn without_minus_one(b: &Tensor) -> Result<(Tensor, Tensor), RefError> {
+fn without_minus_one(b: &Tensor) -> Result<(Tensor, Tensor), TchError> {
     let minus_one = b.f_eq(-1)?;
     Ok((b.f_masked_fill(&minus_one, 1)?, minus_one))
 }
 
 /// ONNX integer `Div`: the quotient truncated toward zero, wrapping (`MIN / -1 == MIN`).
-pub fn int_div(a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor, RefError> {
+pub fn int_div(a: &Tensor, b: &Tensor, dtype: DType) -> Result<Tensor, TchError> {
     if dtype == DType::U64 {
         return Ok(u64_divrem(a, b)?.0);
     }
     if dtype.is_unsigned() {
-        return Ok(a.f_div_tensor_mode(b, "trunc")?);
+        return a.f_div_tensor_mode(b, "trunc");
     }
     let (safe, minus_one) = without_minus_one(b)?;
     let q = a.f_div_tensor_mode(&safe, "trunc")?;
-    Ok(a.f_neg()?.f_where_self(&minus_one, &q)?)
+    a.f_neg()?.f_where_self(&minus_one, &q)
 }
 
 /// ONNX integer `Mod`: with `fmod` the remainder takes the sign of the dividend (C `%`),
 /// without it the sign of the divisor (Python `%`).
-pub fn int_rem(a: &Tensor, b: &Tensor, dtype: DType, fmod: bool) -> Result<Tensor, RefError> {
+pub fn int_rem(a: &Tensor, b: &Tensor, dtype: DType, fmod: bool) -> Result<Tensor, TchError> {
     if dtype == DType::U64 {
         return Ok(u64_divrem(a, b)?.1);
     }
     if dtype.is_unsigned() {
-        return Ok(a.f_fmod_tensor(b)?);
+        return a.f_fmod_tensor(b);
     }
     let (safe, minus_one) = without_minus_one(b)?;
     let r = if fmod {
@@ -90,26 +89,26 @@ pub fn int_rem(a: &Tensor, b: &Tensor, dtype: DType, fmod: bool) -> Result<Tenso
     } else {
         a.f_remainder_tensor(&safe)?
     };
-    Ok(r.f_masked_fill(&minus_one, 0)?)
+    r.f_masked_fill(&minus_one, 0)
 }
 
 /// The values of an integer or bool tensor of `dtype` as `f64` (the `u64` carrier's negative
 /// bit patterns read as values from 2^63 up).
-pub fn to_double(t: &Tensor, dtype: DType) -> Result<Tensor, RefError> {
+pub fn to_double(t: &Tensor, dtype: DType) -> Result<Tensor, TchError> {
     let d = t.f_to_kind(Kind::Double)?;
     if dtype == DType::U64 {
         let negative = t.f_lt(0)?;
-        return Ok(d.f_add(
+        return d.f_add(
             &negative
                 .f_to_kind(Kind::Double)?
                 .f_mul_scalar(18446744073709551616.0)?,
-        )?);
+        );
     }
     Ok(d)
 }
 
 /// Logical right shift of the `u64` carrier by `s` (an `Int64` tensor of shift amounts).
-pub fn u64_shift_right(a: &Tensor, s: &Tensor) -> Result<Tensor, RefError> {
+pub fn u64_shift_right(a: &Tensor, s: &Tensor) -> Result<Tensor, TchError> {
     // Arithmetic shift, then clear the copies of the sign bit: keep the low 64 - s bits.
     let shifted = a.f_bitwise_right_shift(s)?;
     // Rank-0 constants, so that scalar operands keep a scalar result.
@@ -119,7 +118,7 @@ pub fn u64_shift_right(a: &Tensor, s: &Tensor) -> Result<Tensor, RefError> {
         .f_bitwise_not()?;
     let positive_shift = s.f_gt(0)?;
     let masked = shifted.f_bitwise_and_tensor(&keep)?;
-    Ok(masked.f_where_self(&positive_shift, &shifted)?)
+    masked.f_where_self(&positive_shift, &shifted)
 }
 
 #[cfg(test)]
@@ -131,7 +130,7 @@ mod tests {
     }
 
     fn vals(t: &Tensor) -> Vec<i64> {
-        super::super::int_values(t).unwrap()
+        crate::reference::int_values(t).unwrap()
     }
 
     #[test]
@@ -190,7 +189,7 @@ mod tests {
     #[test]
     fn u64_values_widen_and_shift_logically() {
         let t = i64s(&[-1, 5]);
-        let d = super::super::float_values(&to_double(&t, DType::U64).unwrap()).unwrap();
+        let d = crate::reference::float_values(&to_double(&t, DType::U64).unwrap()).unwrap();
         assert_eq!(d, vec![u64::MAX as f64, 5.0]);
         let s = u64_shift_right(&i64s(&[-1, -1, 8]), &i64s(&[0, 60, 1])).unwrap();
         assert_eq!(vals(&s), vec![-1, 15, 4]);
