@@ -118,9 +118,15 @@ impl Binary {
     }
 }
 
-/// `x` and `y` in the order-preserving view of `dtype` (the `u64` carrier's sign flipped).
-fn ordered(x: &Tensor, y: &Tensor, dtype: DType) -> Result<(Tensor, Tensor), TchError> {
-    Ok((numeric::ordered(x, dtype)?, numeric::ordered(y, dtype)?))
+/// `f` on `x` and `y` in the order-preserving view of `dtype` (the `u64` carrier's sign
+/// flipped), where comparisons and `Max`/`Min` must look.
+fn in_order(
+    x: &Tensor,
+    y: &Tensor,
+    dtype: DType,
+    f: fn(&Tensor, &Tensor) -> Result<Tensor, TchError>,
+) -> Result<Tensor, TchError> {
+    f(&numeric::ordered(x, dtype)?, &numeric::ordered(y, dtype)?)
 }
 
 /// `Pow(x, y)`: the result has `x`'s type. Integer bases are computed in `f64` and truncated,
@@ -176,14 +182,12 @@ pub fn table() -> &'static [Binary] {
             op("Mod", Numeric, modulo).divisor(),
             op("Pow", Float, pow).elementary(),
             op("Max", Numeric, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                numeric::ordered(&x.f_maximum(&y)?, a.dtype)
+                numeric::ordered(&in_order(x, y, a.dtype, |x, y| x.f_maximum(y))?, a.dtype)
             })
             .arity(Arity::Fold)
             .torch("torch.maximum({a}, {b})"),
             op("Min", Numeric, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                numeric::ordered(&x.f_minimum(&y)?, a.dtype)
+                numeric::ordered(&in_order(x, y, a.dtype, |x, y| x.f_minimum(y))?, a.dtype)
             })
             .arity(Arity::Fold)
             .torch("torch.minimum({a}, {b})"),
@@ -191,20 +195,16 @@ pub fn table() -> &'static [Binary] {
             op("Sum", Float, |x, y, _| x.f_add(y)).arity(Arity::Fold),
             op("Equal", Equality, |x, y, _| x.f_eq_tensor(y)),
             op("Less", Compare, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                x.f_lt_tensor(&y)
+                in_order(x, y, a.dtype, |x, y| x.f_lt_tensor(y))
             }),
             op("Greater", Compare, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                x.f_gt_tensor(&y)
+                in_order(x, y, a.dtype, |x, y| x.f_gt_tensor(y))
             }),
             op("LessOrEqual", Compare, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                x.f_le_tensor(&y)
+                in_order(x, y, a.dtype, |x, y| x.f_le_tensor(y))
             }),
             op("GreaterOrEqual", Compare, |x, y, a| {
-                let (x, y) = ordered(x, y, a.dtype)?;
-                x.f_ge_tensor(&y)
+                in_order(x, y, a.dtype, |x, y| x.f_ge_tensor(y))
             }),
             op("And", Logical, |x, y, _| x.f_logical_and(y)),
             op("Or", Logical, |x, y, _| x.f_logical_or(y)),
