@@ -29,6 +29,31 @@ fn inputs_literal(name: &str, inputs: &[&Tensor]) -> String {
     out
 }
 
+/// The end of every reproducer: runs `check()` and exits 1 when the bug shows (a mismatch,
+/// or the compiler's own exception, printed without a traceback so that the newest-release
+/// check can tell a live bug from a broken script), 0 when it does not. A native crash shows
+/// as the process dying.
+const VERDICT: &str = r#"
+
+def verdict():
+    import traceback
+    try:
+        check()
+    except AssertionError as e:
+        print("mismatch:", str(e).strip().splitlines()[:6])
+        print("reproduced")
+        sys.exit(1)
+    except Exception as e:  # the compiler's own error is the bug
+        print("".join(traceback.format_exception_only(type(e), e)).strip()[-2000:])
+        print("reproduced")
+        sys.exit(1)
+    print("not reproduced")
+    sys.exit(0)
+
+
+verdict()
+"#;
+
 /// A torch.compile reproducer: `source` (defining `main`), run eagerly and through
 /// `torch.compile(backend, dynamic)` on a batch of one and of two.
 pub fn torch_compile(source: &str, inputs: &[&Tensor], dynamic: bool, device: &str) -> String {
@@ -57,15 +82,16 @@ def entry(*xs):
     return tuple(torch.stack([o[k] for o in outs]) for k in range(len(outs[0])))
 
 
-compiled = torch.compile(entry, backend=backend, dynamic={py_dynamic})
-for batch in (1, 2):
-    result = compiled(*[torch.stack([x] * batch) for x in xs])
-    for k, (want, got) in enumerate(zip(eager, result)):
-        torch.testing.assert_close(got[batch - 1], want, atol=1e-3, rtol=1e-3,
-                                   msg=lambda m: f"batch {{batch}}, output {{k}}: {{m}}")
-print("no mismatch: eager and", backend, "agree")
-"#,
+def check():
+    compiled = torch.compile(entry, backend=backend, dynamic={py_dynamic})
+    for batch in (1, 2):
+        result = compiled(*[torch.stack([x] * batch) for x in xs])
+        for k, (want, got) in enumerate(zip(eager, result)):
+            torch.testing.assert_close(got[batch - 1], want, atol=1e-3, rtol=1e-3,
+                                       msg=lambda m: f"batch {{batch}}, output {{k}}: {{m}}")
+{verdict}"#,
         inputs = inputs_literal("arrays", inputs),
+        verdict = VERDICT,
     )
 }
 
@@ -75,6 +101,9 @@ pub fn tvm(passes: &[String], input_names: &[String], inputs: &[&Tensor], target
     format!(
         r#""""TVM Relax reproducer written by dlcfuzz: model.onnx (beside this file) imported
 with from_onnx, built plain and after the pass sequence, for {target}."""
+import os
+import sys
+
 import numpy as np
 import onnx
 import tvm
@@ -82,6 +111,7 @@ from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
 print("release: tvm", tvm.__version__)
+MODEL = onnx.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.onnx"))
 PASSES = {passes:?}
 NAMES = {input_names:?}
 {inputs}
@@ -97,7 +127,7 @@ def make(name):
 
 
 def build_and_run(passes):
-    mod = from_onnx(onnx.load("model.onnx"), shape_dict={{n: list(a.shape) for n, a in zip(NAMES, arrays)}})
+    mod = from_onnx(MODEL, shape_dict={{n: list(a.shape) for n, a in zip(NAMES, arrays)}})
     for p in passes:
         print("applying", p)
         mod = make(p)(mod)
@@ -108,13 +138,14 @@ def build_and_run(passes):
     return [np.asarray(list(o)) if not hasattr(o, "numpy") else o.numpy() for o in out]
 
 
-plain = build_and_run([])
-with_passes = build_and_run(PASSES)
-for k, (a, b) in enumerate(zip(plain, with_passes)):
-    np.testing.assert_allclose(b, a, atol=1e-3, rtol=1e-3, err_msg=f"output {{k}}")
-print("no mismatch: plain and pass builds agree")
-"#,
+def check():
+    plain = build_and_run([])
+    with_passes = build_and_run(PASSES)
+    for k, (a, b) in enumerate(zip(plain, with_passes)):
+        np.testing.assert_allclose(b, a, atol=1e-3, rtol=1e-3, err_msg=f"output {{k}}")
+{verdict}"#,
         inputs = inputs_literal("arrays", inputs),
+        verdict = VERDICT,
     )
 }
 
@@ -126,6 +157,8 @@ pub fn torchscript(source: &str, inputs: &[&Tensor], expected: &[Tensor], device
     format!(
         r#""""TorchScript reproducer written by dlcfuzz: the program below compiled by the JIT, run
 plain and under the optimizing profiling executor, against the eager results (EXPECTED)."""
+import sys
+
 import numpy as np
 import torch
 
@@ -137,20 +170,22 @@ SOURCE = '''
 {expected}
 xs = [torch.from_numpy(a).to("{device}") for a in arrays]
 MODES = [("jit-plain", False, 1), ("jit-optimized", True, 3)]
-for name, optimize, runs in MODES:
-    torch._C._set_graph_executor_optimize(optimize)
-    torch._C._jit_set_profiling_executor(optimize)
-    torch._C._get_graph_executor_optimize(optimize)
-    cu = torch.jit.CompilationUnit(SOURCE)
-    for run in range(1, runs + 1):
-        got = cu.main(*[x.clone() for x in xs])
-        got = got if isinstance(got, tuple) else (got,)
-        for k, (want, g) in enumerate(zip(expected, got)):
-            torch.testing.assert_close(g.cpu(), torch.from_numpy(want), atol=1e-3, rtol=1e-3,
-                                       msg=lambda m: f"{{name}}#{{run}}, output {{k}}: {{m}}")
-print("no mismatch: TorchScript and eager agree")
-"#,
+
+
+def check():
+    for name, optimize, runs in MODES:
+        torch._C._set_graph_executor_optimize(optimize)
+        torch._C._jit_set_profiling_executor(optimize)
+        cu = torch.jit.CompilationUnit(SOURCE)
+        for run in range(1, runs + 1):
+            got = cu.main(*[x.clone() for x in xs])
+            got = got if isinstance(got, tuple) else (got,)
+            for k, (want, g) in enumerate(zip(expected, got)):
+                torch.testing.assert_close(g.cpu(), torch.from_numpy(want), atol=1e-3, rtol=1e-3,
+                                           msg=lambda m: f"{{name}}#{{run}}, output {{k}}: {{m}}")
+{verdict}"#,
         inputs = inputs_literal("arrays", inputs),
         expected = inputs_literal("expected", &expected.iter().collect::<Vec<_>>()),
+        verdict = VERDICT,
     )
 }
