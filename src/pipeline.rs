@@ -199,9 +199,9 @@ impl Pipeline {
         Ok(case)
     }
 
-    /// One test of `bytes` with reduction `edits`: the model goes to `inflight` (when given)
-    /// before the backend sees it, so that a process death leaves it behind; `Err` when the
-    /// edits do not apply.
+    /// One test of `bytes` with reduction `edits`: the model is written to the file
+    /// `inflight` (when given) before the backend sees it, so that a process death leaves it
+    /// behind; `Err` when the edits do not apply.
     pub fn run_edited(
         &self,
         bytes: &[u8],
@@ -210,9 +210,9 @@ impl Pipeline {
     ) -> Result<TestRun, String> {
         let case = self.prepare_edited(bytes, edits)?;
         let model = emit(&case);
-        if let Some(dir) = inflight {
+        if let Some(file) = inflight {
             // Best effort: a full disk must not stop the test.
-            let _ = std::fs::write(dir.join(crate::targets::MODEL), &model.bytes);
+            let _ = std::fs::write(file, &model.bytes);
         }
         Ok(self.judge_emitted(case, model))
     }

@@ -73,10 +73,14 @@ impl FuzzTarget for Differential {
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
-        let run = match self.pipeline.run_edited(bytes, edits, inflight) {
-            Ok(run) => run,
-            Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
-        };
+        let run =
+            match self
+                .pipeline
+                .run_edited(bytes, edits, inflight.map(|d| d.join(MODEL)).as_deref())
+            {
+                Ok(run) => run,
+                Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
+            };
         let artifacts = match &run.verdict {
             Verdict::Found(f) => self.files(&run.model, &run.case, f, None, run.envelope.as_ref()),
             _ => Vec::new(),
