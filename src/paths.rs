@@ -10,6 +10,15 @@ pub fn deps_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("DLCFUZZ_DEPS_DIR")))
 }
 
+/// The checked-in seeds of target `name` (`corpus/<name>/` of this checkout), or the folder
+/// `DLCFUZZ_SEEDS_DIR` names.
+pub fn seeds(name: &str) -> PathBuf {
+    std::env::var_os("DLCFUZZ_SEEDS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"))
+        .join(name)
+}
+
 /// The newest ONNX Runtime release, which `scripts/setup.sh` installs into [`deps_dir`] and
 /// the ORT targets test unless told otherwise.
 pub const ORT_NEWEST: &str = "1.32.0";

@@ -72,6 +72,19 @@ impl OrtCpu {
     /// traps on them). Errors are the model's problem, not findings; only a crash of the
     /// process is.
     pub fn load_only(&self, bytes: &[u8]) -> Result<(), BackendError> {
+        // The `ort` crate unwraps some C API errors while it reads a session's input and
+        // output types ("infallible: ... dim_values must be -1 (symbolic dimension) or
+        // larger"): that panic is the binding's, and ONNX Runtime itself rejected the model.
+        super::panic::catch(|| self.load_only_unguarded(bytes)).unwrap_or_else(|message| {
+            Err(BackendError {
+                class: ErrorClass::Rejected,
+                stage: Stage::Compile,
+                message: format!("the ort crate panicked on the model's types: {message}"),
+            })
+        })
+    }
+
+    fn load_only_unguarded(&self, bytes: &[u8]) -> Result<(), BackendError> {
         let mut session = self
             .session(bytes, LEVELS.len() - 1, None)
             .map_err(|e| backend_error(Stage::Compile, &e))?;

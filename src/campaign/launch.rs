@@ -6,7 +6,7 @@ use super::runner::{self, AutoReduce, CampaignConfig};
 use super::worker::{Isolated, Isolation};
 use super::Stats;
 use crate::targets::TargetConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What `dlcfuzz fuzz` was asked for.
@@ -58,6 +58,9 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
             isolation: options.isolation,
         }),
     };
+    if info.input == crate::targets::Input::OnnxFile && !options.resume {
+        seed_corpus(&options.out, info.name)?;
+    }
     let mut executors: Vec<Box<dyn Executor + Send>> = Vec::new();
     for k in 0..options.jobs.max(1) {
         executors.push(if options.in_process {
@@ -75,4 +78,24 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
         });
     }
     runner::run(&config, executors, !options.in_process, progress)
+}
+
+/// Copies the checked-in seeds of target `name` into the campaign corpus of `out`, when that
+/// corpus is empty: random bytes are almost never an ONNX file, so the load targets mutate
+/// real models from the start.
+fn seed_corpus(out: &Path, name: &str) -> Result<(), String> {
+    let corpus = out.join(super::runner::CORPUS);
+    let empty = std::fs::read_dir(&corpus).map_or(true, |mut d| d.next().is_none());
+    let Ok(seeds) = std::fs::read_dir(crate::paths::seeds(name)) else {
+        return Ok(());
+    };
+    if !empty {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&corpus).map_err(|e| format!("{}: {e}", corpus.display()))?;
+    for seed in seeds.flatten() {
+        let file = format!("seed-{}", seed.file_name().to_string_lossy());
+        std::fs::copy(seed.path(), corpus.join(&file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
 }

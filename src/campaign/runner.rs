@@ -77,6 +77,13 @@ pub struct CampaignConfig {
 }
 
 impl CampaignConfig {
+    /// Whether corpus entries are padded to the input length before mutation (graph
+    /// recipes, not ONNX files).
+    pub fn grows_inputs(&self) -> bool {
+        crate::targets::by_name(&self.target.name)
+            .map_or(true, |t| t.input != crate::targets::Input::OnnxFile)
+    }
+
     /// Whether the target's inputs start with a HirFuzz constraint-level byte, which the
     /// campaign sets from its adaptive level-0 probability.
     pub fn constraint_levels(&self) -> bool {
@@ -123,13 +130,17 @@ fn set_level_byte(bytes: &mut [u8], policy: &LevelPolicy, seed: u64, index: u64)
 }
 
 /// Input number `index` of the stream: fresh random bytes, or (half the time, once there is
-/// a corpus) a corpus entry with a few bytes overwritten.
-pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>]) -> Vec<u8> {
+/// a corpus) a corpus entry with a few bytes overwritten; with `grow`, the entry is first
+/// padded with zeros to `len`, so that overwrites can extend a graph recipe (an ONNX file
+/// would not parse with trailing zeros).
+pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>], grow: bool) -> Vec<u8> {
     let mut rng =
         rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
     if !corpus.is_empty() && rng.random_bool(0.5) {
         let mut bytes = corpus[rng.random_range(0..corpus.len())].clone();
-        bytes.resize(len.max(bytes.len()), 0);
+        if grow {
+            bytes.resize(len.max(bytes.len()), 0);
+        }
         for _ in 0..rng.random_range(1..=8) {
             let at = rng.random_range(0..bytes.len());
             bytes[at] = rng.random();
@@ -383,7 +394,8 @@ fn job(
                 None => {
                     let index = s.state.next_index;
                     s.state.next_index += 1;
-                    let mut bytes = input(config.seed, index, config.input_len, &s.corpus);
+                    let grow = config.grows_inputs();
+                    let mut bytes = input(config.seed, index, config.input_len, &s.corpus, grow);
                     if config.constraint_levels() {
                         set_level_byte(&mut bytes, &s.state.levels, config.seed, index);
                     }
@@ -559,17 +571,24 @@ mod tests {
 
     #[test]
     fn inputs_are_a_function_of_seed_index_and_corpus() {
-        assert_eq!(input(1, 5, 64, &[]), input(1, 5, 64, &[]));
-        assert_ne!(input(1, 5, 64, &[]), input(1, 6, 64, &[]));
-        assert_ne!(input(1, 5, 64, &[]), input(2, 5, 64, &[]));
+        assert_eq!(input(1, 5, 64, &[], true), input(1, 5, 64, &[], true));
+        assert_ne!(input(1, 5, 64, &[], true), input(1, 6, 64, &[], true));
+        assert_ne!(input(1, 5, 64, &[], true), input(2, 5, 64, &[], true));
         let corpus = vec![vec![7u8; 64]];
         let mutated = (0..20)
-            .map(|i| input(1, i, 64, &corpus))
+            .map(|i| input(1, i, 64, &corpus, true))
             .filter(|b| b.iter().filter(|x| **x == 7).count() >= 56)
             .count();
         assert!(
             mutated >= 5,
             "about half the inputs mutate the corpus entry"
         );
+        // Without growth (ONNX files) a corpus entry keeps its length.
+        let files = [vec![7u8; 10]];
+        let lengths: Vec<usize> = (0..20)
+            .map(|i| input(1, i, 64, &files, false).len())
+            .collect();
+        assert!(lengths.iter().all(|n| *n == 10 || *n == 64), "{lengths:?}");
+        assert!(lengths.contains(&10), "{lengths:?}");
     }
 }
