@@ -11,7 +11,7 @@ use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
 use crate::mutate::emit;
 use crate::mutate::patterns::Library;
-use crate::oracle::{Finding, Skip, Verdict};
+use crate::oracle::{Finding, Verdict};
 use crate::pipeline::Pipeline;
 use crate::reduce::Edit;
 use crate::reference::precision::Envelope;
@@ -38,7 +38,7 @@ impl Differential {
 impl Differential {
     /// A finding folder's files: the model, and ONNX Runtime's `repro.py` when the backend
     /// runs from a Python wheel.
-    fn files(
+    fn finding_files(
         &self,
         model: &OnnxModel,
         case: &TestCase,
@@ -73,16 +73,14 @@ impl FuzzTarget for Differential {
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
-        let run =
-            match self
-                .pipeline
-                .run_edited(bytes, edits, inflight.map(|d| d.join(MODEL)).as_deref())
-            {
-                Ok(run) => run,
-                Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
-            };
+        let run = match super::run_pipeline(&self.pipeline, bytes, edits, inflight) {
+            Ok(run) => run,
+            Err(skipped) => return *skipped,
+        };
         let artifacts = match &run.verdict {
-            Verdict::Found(f) => self.files(&run.model, &run.case, f, None, run.envelope.as_ref()),
+            Verdict::Found(f) => {
+                self.finding_files(&run.model, &run.case, f, None, run.envelope.as_ref())
+            }
             _ => Vec::new(),
         };
         TargetRun {
@@ -121,7 +119,7 @@ impl FuzzTarget for Differential {
         };
         let model = emit(&case);
         let exact = TorchReference.judge(&case, &model).envelope;
-        let files = self.files(&model, &case, finding, culprits, exact.as_ref());
+        let files = self.finding_files(&model, &case, finding, culprits, exact.as_ref());
         (Some(case), files)
     }
 }

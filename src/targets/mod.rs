@@ -82,6 +82,24 @@ impl Input {
 /// Files of a finding folder, as (file name, contents).
 pub type Artifacts = Vec<(String, Vec<u8>)>;
 
+/// One pipeline test of `bytes` with `edits`, its model written to `inflight/model.onnx`
+/// first (when given); `Err` holds the skip run when the edits do not apply.
+pub fn run_pipeline(
+    pipeline: &crate::pipeline::Pipeline,
+    bytes: &[u8],
+    edits: &[Edit],
+    inflight: Option<&Path>,
+) -> Result<crate::pipeline::TestRun, Box<TargetRun>> {
+    let file = inflight.map(|dir| dir.join(MODEL));
+    pipeline
+        .run_edited(bytes, edits, file.as_deref())
+        .map_err(|e| {
+            Box::new(TargetRun::bare(Verdict::Skipped(
+                crate::oracle::Skip::Invalid(e),
+            )))
+        })
+}
+
 /// `files()` when `verdict` is a finding, else nothing (files are only written for findings).
 pub fn files_if_found(verdict: &Verdict, files: impl FnOnce() -> Artifacts) -> Artifacts {
     match verdict {

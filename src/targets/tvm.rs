@@ -104,14 +104,10 @@ impl TvmHarness {
     /// `repro.py` (plain build against the pass sequence).
     pub fn test(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
         let (plan, rest) = PassPlan::split(bytes);
-        let run =
-            match self
-                .pipeline
-                .run_edited(rest, edits, inflight.map(|d| d.join(MODEL)).as_deref())
-            {
-                Ok(run) => run,
-                Err(e) => return TargetRun::bare(Verdict::Skipped(Skip::Invalid(e))),
-            };
+        let run = match super::run_pipeline(&self.pipeline, rest, edits, inflight) {
+            Ok(run) => run,
+            Err(skipped) => return *skipped,
+        };
         let verdict = match &run.verdict {
             Verdict::Pass if !plan.passes.is_empty() => match self.judge_passes(&run, &plan) {
                 Verdict::Found(f) => Verdict::Found(Finding {
