@@ -19,15 +19,7 @@ struct Envelope {
 fn summary(target: &dyn FuzzTarget, bytes: &[u8]) -> String {
     let case = target.decode(bytes).expect("a graph target");
     let (model, applied) = emit_with_applied(&case);
-    let ops: Vec<&str> = case
-        .graph
-        .op_nodes()
-        .into_iter()
-        .filter_map(|n| match &case.graph.node(n).kind {
-            dlcfuzz::ir::NodeKind::Op(op) => Some(op.op_type()),
-            _ => None,
-        })
-        .collect();
+    let ops = case.op_sequence();
     let inputs: Vec<String> = model
         .inputs
         .iter()

@@ -159,18 +159,22 @@ pub struct Spliced {
 }
 
 impl TestCase {
-    /// Sorted, de-duplicated op types of the graph, comma-separated (part of inconsistency
-    /// signatures and of coverage features).
-    pub fn op_types(&self) -> String {
-        let mut ops: Vec<&str> = self
-            .graph
+    /// The op type of every operator node, in node order.
+    pub fn op_sequence(&self) -> Vec<&'static str> {
+        self.graph
             .op_nodes()
             .into_iter()
             .filter_map(|n| match &self.graph.node(n).kind {
                 crate::ir::NodeKind::Op(op) => Some(op.op_type()),
                 _ => None,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Sorted, de-duplicated op types of the graph, comma-separated (part of inconsistency
+    /// signatures and of coverage features).
+    pub fn op_types(&self) -> String {
+        let mut ops = self.op_sequence();
         ops.sort_unstable();
         ops.dedup();
         ops.join(",")

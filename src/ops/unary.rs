@@ -131,12 +131,17 @@ impl Unary {
         }
     }
 
-    /// The float attribute values of a node whose attribute `name` reads as `get(name)`,
-    /// with defaults filled in.
-    pub fn float_values(&self, get: impl Fn(&str) -> Option<f64>) -> Vec<f64> {
+    /// The float attribute values of a node with `named` attributes, in the row's order,
+    /// defaults filled in (an `int` attribute reads as its value, as the reference reads one).
+    pub fn float_values(&self, named: &[(String, AttrValue<i64>)]) -> Vec<f64> {
+        let value = |name: &str| match named.iter().find(|(n, _)| n == name) {
+            Some((_, AttrValue::Float(v))) => Some(f64::from(*v)),
+            Some((_, AttrValue::Int(v))) => Some(*v as f64),
+            _ => None,
+        };
         self.floats
             .iter()
-            .map(|a| get(a.name).unwrap_or(f64::from(a.default)))
+            .map(|a| value(a.name).unwrap_or(f64::from(a.default)))
             .collect()
     }
 }

@@ -71,13 +71,9 @@ pub fn on_boundary(
         (y, my)
     };
     let out_dtype = graph.node(n).outputs[0].dtype;
-    if let Some(jumps) = crate::ops::unary::declared(op.op_type()).and_then(|u| {
-        let floats = u.float_values(|name| match op.attrs.get(name) {
-            Some(AttrValue::Float(v)) => Some(f64::from(*v)),
-            _ => None,
-        });
-        u.jumps.map(|jumps| jumps(&floats))
-    }) {
+    if let Some(jumps) = crate::ops::unary::declared(op.op_type())
+        .and_then(|u| u.jumps.map(|jumps| jumps(&u.float_values(&op.attrs.named))))
+    {
         // A declared jump (Sign at 0, ThresholdedRelu at alpha, Shrink at ±lambd).
         return Ok(jumps
             .into_iter()

@@ -245,7 +245,7 @@ impl Args<'_> {
         self.out.first().copied().unwrap_or(DType::F32)
     }
 
-    pub(crate) fn attr(&self, name: &str) -> Option<&AttrValue<i64>> {
+    fn attr(&self, name: &str) -> Option<&AttrValue<i64>> {
         self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 

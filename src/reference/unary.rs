@@ -8,7 +8,7 @@ use tch::Tensor;
 /// Runs the declared op `row`.
 pub(super) fn apply(row: &Unary, a: &Args) -> Result<Vec<Tensor>, RefError> {
     let x = a.x(0)?;
-    let floats = row.float_values(|name| a.attr(name).map(|_| a.float(name, 0.0)));
+    let floats = row.float_values(a.attrs);
     let int = |name: &str, default: i64| a.int(name, default);
     let args = EvalArgs {
         floats: &floats,

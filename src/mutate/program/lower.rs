@@ -65,10 +65,7 @@ fn call_of(
     let rank = |k: usize| g.ty(g.inputs_of(node)[k]).rank() as i64;
     let unary = declared(t).and_then(|u| Some((u, u.torch?)));
     let (template, elementwise, fresh) = if let Some((row, torch)) = unary {
-        let floats = row.float_values(|name| match named(name) {
-            Some(AttrValue::Float(v)) => Some(f64::from(v)),
-            _ => None,
-        });
+        let floats = row.float_values(&op.attrs.named);
         let mut template = torch.replace("{x}", "{0}");
         for (a, v) in row.floats.iter().zip(floats) {
             template = template.replace(&format!("{{{}}}", a.name), &float(v));
