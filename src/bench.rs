@@ -380,6 +380,65 @@ pub fn write_models(
     Ok(json!({ "models": count, "nodes": nodes, "out": out }))
 }
 
+/// The torch surface in eager: `count` programs of up to `ops` rows decoded from seeded
+/// random inputs and run once eagerly in the Python host (no compiler): the share eager runs
+/// with every value of the predicted type (validity), why the rest do not, and which rows
+/// and element types the programs reached.
+pub fn surface(count: usize, ops: usize, seed: u64, len: usize, tick: &dyn Fn()) -> Result<Value, String> {
+    use crate::backend::python::{request_timeout, HostConfig, PythonHost};
+    use crate::targets::surface::SurfaceSource;
+    let host = std::sync::Mutex::new(PythonHost::new(HostConfig::local(request_timeout())));
+    let source = SurfaceSource { max_ops: ops };
+    let mut input = random_inputs(seed, len);
+    let (mut valid, mut rows_total) = (0usize, 0usize);
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut examples: BTreeMap<String, String> = BTreeMap::new();
+    let mut rows: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut types: BTreeMap<String, usize> = BTreeMap::new();
+    for _ in 0..count {
+        let bytes = input();
+        let (_, generated) = source.decode(&bytes);
+        rows_total += generated.ops.len();
+        match source.program(&host, "torch.compile", "cpu", &bytes) {
+            Ok(test) => {
+                valid += 1;
+                for op in &test.ops {
+                    *rows.entry(op).or_default() += 1;
+                }
+                for ty in test.program.types.values() {
+                    *types.entry(ty.scalar.torch_name().to_string()).or_default() += 1;
+                }
+            }
+            Err(verdict) => {
+                let text = format!("{verdict:?}");
+                // The reason without its numbers, so that like failures count together.
+                let key: String = text
+                    .chars()
+                    .filter(|c| !c.is_ascii_digit())
+                    .take(90)
+                    .collect();
+                examples.entry(key.clone()).or_insert_with(|| text.chars().take(300).collect());
+                *reasons.entry(key).or_default() += 1;
+            }
+        }
+        tick();
+    }
+    let table = crate::torch::ops::table();
+    let never: Vec<&str> = table.iter().map(|o| o.name).filter(|n| !rows.contains_key(n)).collect();
+    Ok(json!({
+        "programs": count,
+        "valid_share": valid as f64 / count.max(1) as f64,
+        "mean_rows": rows_total as f64 / count.max(1) as f64,
+        "invalid": reasons,
+        "first_of_each": examples,
+        "rows_declared": table.len(),
+        "rows_reached_in_valid_programs": rows.len(),
+        "rows_never_valid": never,
+        "element_types_reached": types,
+        "rows": rows,
+    }))
+}
+
 /// `dlcfuzz bench …`: what to measure.
 #[derive(clap::Subcommand)]
 pub enum BenchCommand {
@@ -391,6 +450,22 @@ pub enum BenchCommand {
         /// Number of inputs.
         #[arg(long, default_value_t = 100)]
         count: usize,
+        /// RNG seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Length of each random input in bytes.
+        #[arg(long, default_value_t = 600)]
+        len: usize,
+    },
+    /// The torch surface in eager (no compiler): validity of generated programs (eager runs,
+    /// every value of the predicted type), and the rows and element types reached.
+    Surface {
+        /// Number of programs.
+        #[arg(long, default_value_t = 300)]
+        count: usize,
+        /// Most operator rows per program.
+        #[arg(long, default_value_t = 10)]
+        ops: usize,
         /// RNG seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -449,9 +524,9 @@ impl BenchCommand {
     /// How many items the benchmark runs through a progress tick, when it ticks.
     pub fn count(&self) -> Option<usize> {
         match self {
-            BenchCommand::Target { count, .. } | BenchCommand::Patterns { count, .. } => {
-                Some(*count)
-            }
+            BenchCommand::Target { count, .. }
+            | BenchCommand::Patterns { count, .. }
+            | BenchCommand::Surface { count, .. } => Some(*count),
             _ => None,
         }
     }
@@ -469,6 +544,12 @@ impl BenchCommand {
                 let built = crate::targets::build(&crate::targets::TargetConfig::new(&name, 10))?;
                 target(built.as_ref(), count, seed, len, tick)
             }
+            BenchCommand::Surface {
+                count,
+                ops,
+                seed,
+                len,
+            } => surface(count, ops, seed, len, tick)?,
             BenchCommand::Gen { nodes, count, seed } => {
                 generation(ort()?.as_ref(), nodes, count, seed)
             }

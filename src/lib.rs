@@ -25,6 +25,7 @@ pub mod reference;
 pub mod report;
 pub mod sym;
 pub mod targets;
+pub mod torch;
 pub mod values;
 
 pub use gen::{Config, Recipe, TestCase};

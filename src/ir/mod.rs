@@ -4,8 +4,10 @@
 pub mod attrs;
 pub mod dtype;
 pub mod graph;
+pub mod scalar;
 pub mod tensor;
 
 pub use dtype::DType;
+pub use scalar::ScalarType;
 pub use graph::{Graph, Node, NodeKind, ValueRef};
 pub use tensor::{Buffer, Tensor, TensorType};

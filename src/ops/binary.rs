@@ -180,7 +180,7 @@ pub fn table() -> &'static [Binary] {
             .divisor()
             .torch("torch.div({a}, {b})"),
             op("Mod", Numeric, modulo).divisor(),
-            op("Pow", Float, pow).elementary(),
+            op("Pow", Float, pow).elementary().torch("torch.pow({a}, {b})"),
             op("Max", Numeric, |x, y, a| {
                 numeric::ordered(&in_order(x, y, a.dtype, |x, y| x.f_maximum(y))?, a.dtype)
             })
@@ -193,25 +193,32 @@ pub fn table() -> &'static [Binary] {
             .torch("torch.minimum({a}, {b})"),
             op("Mean", Float, |x, y, _| x.f_add(y)).arity(Arity::Mean),
             op("Sum", Float, |x, y, _| x.f_add(y)).arity(Arity::Fold),
-            op("Equal", Equality, |x, y, _| x.f_eq_tensor(y)),
+            op("Equal", Equality, |x, y, _| x.f_eq_tensor(y)).torch("torch.eq({a}, {b})"),
             op("Less", Compare, |x, y, a| {
                 in_order(x, y, a.dtype, |x, y| x.f_lt_tensor(y))
-            }),
+            })
+            .torch("torch.lt({a}, {b})"),
             op("Greater", Compare, |x, y, a| {
                 in_order(x, y, a.dtype, |x, y| x.f_gt_tensor(y))
-            }),
+            })
+            .torch("torch.gt({a}, {b})"),
             op("LessOrEqual", Compare, |x, y, a| {
                 in_order(x, y, a.dtype, |x, y| x.f_le_tensor(y))
-            }),
+            })
+            .torch("torch.le({a}, {b})"),
             op("GreaterOrEqual", Compare, |x, y, a| {
                 in_order(x, y, a.dtype, |x, y| x.f_ge_tensor(y))
-            }),
-            op("And", Logical, |x, y, _| x.f_logical_and(y)),
-            op("Or", Logical, |x, y, _| x.f_logical_or(y)),
-            op("Xor", Logical, |x, y, _| x.f_logical_xor(y)),
-            op("BitwiseAnd", Bitwise, |x, y, _| x.f_bitwise_and_tensor(y)),
-            op("BitwiseOr", Bitwise, |x, y, _| x.f_bitwise_or_tensor(y)),
-            op("BitwiseXor", Bitwise, |x, y, _| x.f_bitwise_xor_tensor(y)),
+            })
+            .torch("torch.ge({a}, {b})"),
+            op("And", Logical, |x, y, _| x.f_logical_and(y)).torch("torch.logical_and({a}, {b})"),
+            op("Or", Logical, |x, y, _| x.f_logical_or(y)).torch("torch.logical_or({a}, {b})"),
+            op("Xor", Logical, |x, y, _| x.f_logical_xor(y)).torch("torch.logical_xor({a}, {b})"),
+            op("BitwiseAnd", Bitwise, |x, y, _| x.f_bitwise_and_tensor(y))
+                .torch("torch.bitwise_and({a}, {b})"),
+            op("BitwiseOr", Bitwise, |x, y, _| x.f_bitwise_or_tensor(y))
+                .torch("torch.bitwise_or({a}, {b})"),
+            op("BitwiseXor", Bitwise, |x, y, _| x.f_bitwise_xor_tensor(y))
+                .torch("torch.bitwise_xor({a}, {b})"),
             op("BitShift", Unsigned, bit_shift),
         ]
     })

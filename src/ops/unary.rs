@@ -65,6 +65,20 @@ pub struct EvalArgs<'a> {
     pub int: &'a dyn Fn(&str, i64) -> i64,
 }
 
+/// The open part of the reals where a row is defined (NaN outside), for generators that keep
+/// their inputs inside it by construction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    /// `x > 0`.
+    Positive,
+    /// `x != 0`.
+    NonZero,
+    /// `-1 < x < 1`.
+    Symmetric,
+    /// `x > 1`.
+    AboveOne,
+}
+
 /// Where a row's output jumps, from its float attribute values.
 pub type Jumps = fn(&[f64]) -> Vec<f64>;
 
@@ -90,6 +104,8 @@ pub struct Unary {
     /// The torch expression of the program targets (`{x}` the input, `{name}` a float
     /// attribute), float32 only; `None`: not written as a program.
     pub torch: Option<&'static str>,
+    /// Where it is defined, when not on all reals.
+    pub domain: Option<Domain>,
 }
 
 /// A row with no attributes, jumps or torch form (see the builder methods).
@@ -102,6 +118,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         elementary: false,
         jumps: None,
         torch: None,
+        domain: None,
     }
 }
 
@@ -120,6 +137,13 @@ impl Unary {
     fn jumps(self, jumps: Jumps) -> Unary {
         Unary {
             jumps: Some(jumps),
+            ..self
+        }
+    }
+
+    fn domain(self, domain: Domain) -> Unary {
+        Unary {
+            domain: Some(domain),
             ..self
         }
     }
@@ -224,57 +248,73 @@ pub fn table() -> &'static [Unary] {
             op("Identity", Any, |x, _| Ok(x.shallow_clone())),
             op("Not", Bool, |x, _| x.f_logical_not()),
             op("Exp", Float, |x, _| x.f_exp()).elementary().torch("torch.exp({x})"),
-            op("Log", Float, |x, _| x.f_log()).elementary().torch("torch.log({x})"),
-            op("Sqrt", Float, |x, _| x.f_sqrt()).torch("torch.sqrt({x})"),
-            op("Reciprocal", Float, |x, _| x.f_reciprocal()).torch("torch.reciprocal({x})"),
+            op("Log", Float, |x, _| x.f_log()).elementary().torch("torch.log({x})").domain(Domain::Positive),
+            op("Sqrt", Float, |x, _| x.f_sqrt()).torch("torch.sqrt({x})").domain(Domain::Positive),
+            op("Reciprocal", Float, |x, _| x.f_reciprocal())
+                .torch("torch.reciprocal({x})")
+                .domain(Domain::NonZero),
             op("Sin", Float, |x, _| x.f_sin()).elementary().torch("torch.sin({x})"),
             op("Cos", Float, |x, _| x.f_cos()).elementary().torch("torch.cos({x})"),
-            op("Tan", Float, |x, _| x.f_tan()).elementary(),
+            op("Tan", Float, |x, _| x.f_tan()).elementary().torch("torch.tan({x})"),
             op("Atan", Float, |x, _| x.f_atan()).elementary().torch("torch.atan({x})"),
-            op("Sinh", Float, |x, _| x.f_sinh()).elementary(),
-            op("Cosh", Float, |x, _| x.f_cosh()).elementary(),
-            op("Asinh", Float, |x, _| x.f_asinh()).elementary(),
+            op("Sinh", Float, |x, _| x.f_sinh()).elementary().torch("torch.sinh({x})"),
+            op("Cosh", Float, |x, _| x.f_cosh()).elementary().torch("torch.cosh({x})"),
+            op("Asinh", Float, |x, _| x.f_asinh()).elementary().torch("torch.asinh({x})"),
             op("Tanh", Float, |x, _| x.f_tanh()).elementary().torch("torch.tanh({x})"),
             op("Erf", Float, |x, _| x.f_erf()).elementary().torch("torch.erf({x})"),
             op("Floor", Float, |x, _| x.f_floor()).torch("torch.floor({x})"),
             op("Ceil", Float, |x, _| x.f_ceil()).torch("torch.ceil({x})"),
             // libtorch rounds half to even, as ONNX does.
-            op("Round", Float, |x, _| x.f_round()),
+            op("Round", Float, |x, _| x.f_round()).torch("torch.round({x})"),
             op("Sigmoid", Float, |x, _| x.f_sigmoid()).elementary().torch("torch.sigmoid({x})"),
             op("Relu", Signed, |x, _| relu(x)).torch("torch.relu({x})"),
             op("LeakyRelu", Float, |x, a| x.f_where_self(&x.f_ge(0.0)?, &x.f_mul_scalar(a.floats[0])?))
                 .floats(LEAKY_ALPHA)
                 .torch("torch.where({x} >= 0.0, {x}, {x} * {alpha})"),
-            op("Elu", Float, |x, a| elu(x, a.floats[0], 1.0)).floats(ALPHA_ONE).elementary(),
+            op("Elu", Float, |x, a| elu(x, a.floats[0], 1.0))
+                .floats(ALPHA_ONE)
+                .elementary()
+                .torch("torch.nn.functional.elu({x}, {alpha})"),
             op("Celu", Only(&[DType::F32]), |x, a| elu(x, a.floats[0], 1.0 / a.floats[0]))
                 .floats(const { &[drawn("alpha", 1.0, 0.25, 2.0)] })
-                .elementary(),
+                .elementary()
+                .torch("torch.nn.functional.celu({x}, {alpha})"),
             op("Selu", Float, |x, a| elu(x, a.floats[0], 1.0)?.f_mul_scalar(a.floats[1]))
                 .floats(SELU)
-                .elementary(),
+                .elementary()
+                .torch("torch.nn.functional.elu({x}, {alpha}) * {gamma}"),
             op("ThresholdedRelu", Float, |x, a| x.f_where_scalarother(&x.f_gt(a.floats[0])?, 0.0))
                 .floats(ALPHA_ONE)
-                .jumps(|a| vec![a[0]]),
+                .jumps(|a| vec![a[0]])
+                .torch("torch.where({x} > {alpha}, {x}, torch.zeros_like({x}))"),
             op("HardSigmoid", Float, |x, a| {
                 x.f_mul_scalar(a.floats[0])?.f_add_scalar(a.floats[1])?.f_clamp(0.0, 1.0)
             })
             .floats(const { &[drawn("alpha", 0.2, 0.0625, 1.0), drawn("beta", 0.5, 0.0, 1.0)] })
-            .elementary(),
+            .elementary()
+            .torch("torch.clamp({x} * {alpha} + {beta}, 0.0, 1.0)"),
             op("HardSwish", Float, |x, _| {
                 x.f_mul(&x.f_mul_scalar(1.0 / 6.0)?.f_add_scalar(0.5)?.f_clamp(0.0, 1.0)?)
             })
-            .elementary(),
-            op("Softplus", Float, |x, _| softplus(x)).elementary(),
-            op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?)).elementary(),
-            op("Mish", Float, |x, _| x.f_mul(&softplus(x)?.f_tanh()?)).elementary(),
+            .elementary()
+            .torch("torch.nn.functional.hardswish({x})"),
+            op("Softplus", Float, |x, _| softplus(x))
+                .elementary()
+                .torch("torch.nn.functional.softplus({x})"),
+            op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?))
+                .elementary()
+                .torch("torch.nn.functional.softsign({x})"),
+            op("Mish", Float, |x, _| x.f_mul(&softplus(x)?.f_tanh()?))
+                .elementary()
+                .torch("torch.nn.functional.mish({x})"),
             op("IsNaN", OnlyToBool(&DType::FLOATS), |x, _| x.f_isnan()),
             op("IsInf", OnlyToBool(&[DType::F32, DType::F64]), is_inf),
             // Defined only on part of the reals (NaN outside): NNSmith's value search exists
             // for these.
-            op("Asin", Float, |x, _| x.f_asin()).elementary(),
-            op("Acos", Float, |x, _| x.f_acos()).elementary(),
-            op("Acosh", Float, |x, _| x.f_acosh()).elementary(),
-            op("Atanh", Float, |x, _| x.f_atanh()).elementary(),
+            op("Asin", Float, |x, _| x.f_asin()).elementary().torch("torch.asin({x})").domain(Domain::Symmetric),
+            op("Acos", Float, |x, _| x.f_acos()).elementary().torch("torch.acos({x})").domain(Domain::Symmetric),
+            op("Acosh", Float, |x, _| x.f_acosh()).elementary().torch("torch.acosh({x})").domain(Domain::AboveOne),
+            op("Atanh", Float, |x, _| x.f_atanh()).elementary().torch("torch.atanh({x})").domain(Domain::Symmetric),
             op("Shrink", Float, |x, a| {
                 let (bias, lambd, zero) = (a.floats[0], a.floats[1], x.f_zeros_like()?);
                 let high = x.f_sub_scalar(bias)?.f_where_self(&x.f_gt(lambd)?, &zero)?;

@@ -13,6 +13,7 @@
 //! - Outputs marked *fragile* by the reference (they depend on an ArgMax tie, or on a Floor,
 //!   Round, Cast or comparison input sitting on a boundary) are not compared at all.
 
+pub mod accuracy;
 pub mod exceptions;
 pub mod localize;
 

@@ -21,6 +21,7 @@ pub mod hosted;
 pub mod load;
 pub mod program;
 pub mod repro;
+pub mod surface;
 pub mod torch_compile;
 pub mod torchscript;
 pub mod tvm;
@@ -422,7 +423,7 @@ pub static TARGETS: &[TargetInfo] = &[
         },
         constraint_levels: false,
         fuzz_binary: true,
-        summary: "TorchProbe programs as Python, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes",
+        summary: "torch-surface programs (145 operator rows, 10 element types) with TorchProbe mutations, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes, backward, recompilation",
         build: torch_compile::build_cpu,
     },
     TargetInfo {

@@ -1,33 +1,91 @@
-//! The torch.compile targets (`torch_compile_cpu`, `torch_compile_cuda`): TorchProbe programs
-//! ([`ProgramSource`]) rendered as plain Python (closures, hoisted nested functions, writes
-//! through views, data-dependent `if`, loops, comprehensions), run in the Python host:
-//! eager once, then one `torch.compile(backend="inductor", dynamic=…)` function on a batch of
-//! one and a batch of two (a guard failure and a recompilation). Oracle: compiled vs eager;
-//! eager itself must match libtorch eager on the original graph (else the test is invalid).
-//! A mismatch is localized by rerunning with `backend="aot_eager"`: when that matches eager,
-//! the bug is Inductor's, else Dynamo's or AOT Autograd's.
+//! The torch.compile targets (`torch_compile_cpu`, `torch_compile_cuda`): torch-surface
+//! programs ([`SurfaceSource`]) with TorchProbe's mutations, rendered as plain Python
+//! (closures, hoisted nested functions, writes through views, data-dependent `if`, loops,
+//! comprehensions), run in the Python host: eager, then `torch.compile(backend="inductor")`
+//! with Inductor's own settings. Oracle: compiled vs eager, judged by
+//! [`crate::oracle::accuracy`] (a widened float64/int64 run and perturbed eager runs tell
+//! bugs from rounding, undefined behaviour and ill-conditioned outputs); a different
+//! output type or shape is always a finding. A mismatch is localized on the
+//! eager → aot_eager → inductor ladder: when `aot_eager` matches eager, the bug is
+//! Inductor's, else Dynamo's or AOT Autograd's.
 //!
-//! Input bytes: one mode byte (bit 0: `dynamic=True`), then the program plan and the graph
-//! recipe.
+//! Input bytes: one mode byte, then the program plan and the generator's bytes. Mode bits:
+//! 0 `dynamic=True`; 2 backward (gradients of a random-weighted sum of the outputs with
+//! respect to every float parameter, compiled vs eager); 1 and 3 together (forward only):
+//! a batched `main` compiled once and called with batch sizes 1 and 2 (a guard failure and a
+//! recompilation). Otherwise `main` is compiled and called once.
 
-use super::hosted::{call, runs, stage_failure, Run};
-use super::program::{ProgramSource, ProgramTest};
+use super::hosted::{call, stage_failure};
+use super::surface::{run_dtypes, SurfaceSource, SurfaceTest};
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
-use crate::backend::python::{request_timeout, HostConfig, PythonHost};
-use crate::gen::{padded_head, Limits, TestCase};
-use crate::ir::Tensor;
-use crate::mutate::program::render::{render, Dialect, ENTRY};
+use crate::backend::python::{request_timeout, runs, HostConfig, PythonHost, Run};
+use crate::gen::{padded_head, TestCase};
+use crate::ir::{ScalarType, Tensor};
+use crate::mutate::program::render::{render, Dialect};
+use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::Edit;
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Mutex;
 
 /// The backend name in signatures.
 const BACKEND: &str = "torch.compile";
-/// Batch sizes each compiled function is called with, in order.
+/// Batch sizes of the recompilation mode, in order.
 pub const BATCHES: [usize; 2] = [1, 2];
+/// Perturbations of the conditioning check, in ulps of each float parameter's type.
+const PERTURBATIONS: [u32; 3] = [2, 4, 16];
+
+/// What the mode byte selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mode {
+    /// `torch.compile(dynamic=True)`.
+    pub dynamic: bool,
+    /// Gradients too.
+    pub backward: bool,
+    /// Batch sizes 1 then 2 (forward only).
+    pub recompile: bool,
+}
+
+impl Mode {
+    /// The mode of byte `m`.
+    pub fn of(m: u8) -> Mode {
+        let backward = m & 4 != 0;
+        Mode {
+            dynamic: m & 1 != 0,
+            backward,
+            recompile: !backward && m & 0b1010 == 0b1010,
+        }
+    }
+
+    /// `static`/`dynamic`, `fwd`/`bwd`, `once`/`recompile`, for signatures.
+    pub fn label(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            if self.dynamic { "dynamic" } else { "static" },
+            if self.backward { "bwd" } else { "fwd" },
+            if self.recompile { "recompile" } else { "once" }
+        )
+    }
+
+    fn compile(&self, backend: &str) -> Value {
+        let batches: &[usize] = if self.recompile { &BATCHES } else { &[] };
+        json!({"backend": backend, "dynamic": self.dynamic, "batches": batches})
+    }
+}
+
+/// A torch.compile test setup.
+pub struct TorchCompileHarness {
+    info: &'static TargetInfo,
+    /// Where programs come from.
+    pub source: SurfaceSource,
+    /// `cpu` or `cuda`.
+    pub device: &'static str,
+    /// torch's version in the Python host.
+    pub torch_version: String,
+    host: Mutex<PythonHost>,
+}
 
 impl FuzzTarget for TorchCompileHarness {
     fn info(&self) -> &'static TargetInfo {
@@ -46,63 +104,44 @@ impl FuzzTarget for TorchCompileHarness {
         super::NewestEnv::python_compilers(&self.version())
     }
 
-    fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
-        let (_, rest) = padded_head::<1>(bytes);
-        Some(self.source.prepare(rest).1)
+    fn decode(&self, _bytes: &[u8]) -> Option<TestCase> {
+        None
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
         self.test(bytes, edits)
     }
 
-    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
-        let ([mode], rest) = padded_head::<1>(bytes);
-        match self.source.program(rest, edits) {
-            Ok(test) => {
-                let source = render(&test.program, Dialect::Python);
-                let files = self.finding_files(&test, source, mode & 1 == 1);
-                (Some(test.case), files)
-            }
-            Err(_) => (None, Vec::new()),
-        }
+    fn files(&self, bytes: &[u8], _edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+        let ([m], rest) = padded_head::<1>(bytes);
+        let (plan, generated) = self.source.decode(rest);
+        let mut program = generated.program;
+        let applied = plan.apply(&mut program);
+        let test = SurfaceTest {
+            program,
+            applied,
+            ops: generated.ops,
+            producers: generated.producers,
+        };
+        (None, self.finding_files(&test, Mode::of(m)))
     }
 }
 
 /// `torch_compile_cpu`: eager vs `torch.compile` (Inductor, C++) on the CPU.
 pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TorchCompileHarness::cpu(config.limits())?))
+    Ok(Box::new(TorchCompileHarness::on("cpu", config.max_nodes)?))
 }
 
 /// `torch_compile_cuda`: eager vs `torch.compile` (Inductor, Triton) on CUDA device 0; fails
 /// naming what is missing when torch sees no CUDA device.
 pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    Ok(Box::new(TorchCompileHarness::cuda(config.limits())?))
-}
-
-/// A torch.compile test setup.
-pub struct TorchCompileHarness {
-    info: &'static TargetInfo,
-    /// Where programs come from.
-    pub source: ProgramSource,
-    /// `cpu` or `cuda`.
-    pub device: &'static str,
-    /// torch's version in the Python host.
-    pub torch_version: String,
-    host: Mutex<PythonHost>,
+    Ok(Box::new(TorchCompileHarness::on("cuda", config.max_nodes)?))
 }
 
 impl TorchCompileHarness {
-    /// torch.compile on the CPU (Inductor's C++ backend), or why the host cannot run it.
-    pub fn cpu(limits: Limits) -> Result<TorchCompileHarness, String> {
-        Self::on("cpu", limits)
-    }
-
-    /// torch.compile on CUDA device 0 (Triton), or why not.
-    pub fn cuda(limits: Limits) -> Result<TorchCompileHarness, String> {
-        Self::on("cuda", limits)
-    }
-
-    fn on(device: &'static str, limits: Limits) -> Result<TorchCompileHarness, String> {
+    /// torch.compile on `device` (`cpu`: Inductor's C++ backend; `cuda`: Triton) with
+    /// programs of at most `max_ops` operators, or why the host cannot run it.
+    pub fn on(device: &'static str, max_ops: usize) -> Result<TorchCompileHarness, String> {
         let mut host = PythonHost::new(HostConfig::local(request_timeout()));
         let versions = host.versions(&["torch"])?;
         if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
@@ -110,61 +149,33 @@ impl TorchCompileHarness {
         }
         Ok(TorchCompileHarness {
             info: super::by_name(&format!("torch_compile_{device}"))?,
-            source: ProgramSource::new(limits),
+            source: SurfaceSource { max_ops },
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
             host: Mutex::new(host),
         })
     }
 
-    /// The outputs of `source` run eagerly in the host (no compilation), or why it failed.
-    pub fn eager(&self, source: &str, test: &ProgramTest) -> Result<Vec<Tensor>, String> {
-        let mut request = self.request(source, test, false, "inductor");
-        request.header["batches"] = json!([]);
-        let response = call(&self.host, BACKEND, &request).map_err(|v| format!("{v:?}"))?;
-        match runs(&response)?.into_iter().next() {
-            Some((_, Run::Outputs(o))) => Ok(o),
-            Some((_, Run::Failed(e))) => Err(e.detail()),
-            None => Err("no eager run".into()),
+    /// One test of `bytes`: the verdict and, for a finding, the program and `repro.py`.
+    pub fn test(&self, bytes: &[u8], _edits: &[Edit]) -> TargetRun {
+        let ([m], rest) = padded_head::<1>(bytes);
+        let mode = Mode::of(m);
+        let test = match self.source.program(&self.host, BACKEND, self.device, rest) {
+            Ok(t) => t,
+            Err(verdict) => return TargetRun::bare(verdict),
+        };
+        let verdict = self.judge(&test, mode);
+        let artifacts = super::files_if_found(&verdict, || self.finding_files(&test, mode));
+        TargetRun {
+            artifacts,
+            ..TargetRun::bare(verdict)
         }
     }
 
-    /// The request running `source` eagerly and compiled with `backend`.
-    fn request(&self, source: &str, test: &ProgramTest, dynamic: bool, backend: &str) -> Frame {
-        let mut frame = Frame::new(json!({}));
-        let inputs: Vec<_> = test.inputs().into_iter().map(|t| frame.tensor(t)).collect();
-        frame.header = json!({
-            "op": "torch_compile",
-            "source": source,
-            "entry": ENTRY,
-            "inputs": inputs,
-            "device": self.device,
-            "backend": backend,
-            "dynamic": dynamic,
-            "batches": BATCHES,
-        });
-        frame
-    }
-
-    /// One test of `bytes` with reduction `edits`: the verdict, the graph, and (for a
-    /// finding) the Python program and a standalone `repro.py`.
-    pub fn test(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
-        let ([mode], rest) = padded_head::<1>(bytes);
-        let dynamic = mode & 1 == 1;
-        let test = match self.source.program(rest, edits) {
-            Ok(t) => t,
-            Err(skip) => return TargetRun::bare(Verdict::Skipped(skip)),
-        };
-        let source = render(&test.program, Dialect::Python);
-        let verdict = self.judge(&source, &test, dynamic);
-        let artifacts =
-            super::files_if_found(&verdict, || self.finding_files(&test, source, dynamic));
-        TargetRun::tested(verdict, test.case, artifacts)
-    }
-
     /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
-    fn finding_files(&self, test: &ProgramTest, source: String, dynamic: bool) -> Artifacts {
-        let repro = repro::torch_compile(&source, &test.inputs(), dynamic, self.device);
+    fn finding_files(&self, test: &SurfaceTest, mode: Mode) -> Artifacts {
+        let source = render(&test.program, Dialect::Python);
+        let repro = repro::torch_compile(&source, &test.inputs(), mode, self.device);
         vec![
             ("program.py".to_string(), source.into_bytes()),
             ("repro.py".to_string(), repro.into_bytes()),
@@ -172,76 +183,178 @@ impl TorchCompileHarness {
                 "mutations.txt".to_string(),
                 test.applied.join("\n").into_bytes(),
             ),
+            ("ops.txt".to_string(), test.ops.join("\n").into_bytes()),
         ]
     }
 
-    /// Eager vs compiled on `source`.
-    fn judge(&self, source: &str, test: &ProgramTest, dynamic: bool) -> Verdict {
-        let request = self.request(source, test, dynamic, "inductor");
+    fn request(&self, test: &SurfaceTest, source: &str, mode: Mode, extra: Value) -> Frame {
+        let mut extra = extra;
+        extra["backward"] = json!(mode.backward);
+        test.request(source, self.device, extra)
+    }
+
+    /// Eager vs compiled.
+    fn judge(&self, test: &SurfaceTest, mode: Mode) -> Verdict {
+        let source = render(&test.program, Dialect::Python);
+        let request = self.request(test, &source, mode, json!({"compile": mode.compile("inductor")}));
         let response = match call(&self.host, BACKEND, &request) {
             Ok(r) => r,
             Err(verdict) => return verdict,
         };
-        let runs = match runs(&response) {
+        let named = match runs(&response) {
             Ok(r) => r,
             Err(e) => return Verdict::Skipped(Skip::Invalid(format!("host response: {e}"))),
         };
-        let mut runs = runs.into_iter();
-        let eager = match runs.next() {
-            Some((_, Run::Outputs(o))) => o,
+        let eager = match named.first() {
+            Some((_, Run::Outputs(o))) => o.clone(),
             Some((_, Run::Failed(e))) => {
                 return Verdict::Skipped(Skip::Invalid(format!("eager: {}", e.headline())))
             }
             None => return Verdict::Skipped(Skip::Invalid("no eager run".into())),
         };
-        if let Some(detail) = test.deviation(&test.expected, &eager) {
-            return Verdict::Skipped(Skip::Invalid(format!(
-                "eager Python differs from the graph reference: {detail}"
-            )));
-        }
-        for (name, run) in runs {
+        let types = run_dtypes(&response, 0);
+        for (index, (name, run)) in named.iter().enumerate().skip(1) {
             let outputs = match run {
-                Run::Failed(e) => return stage_failure(BACKEND, &name, &e),
+                Run::Failed(e) => return stage_failure(BACKEND, name, e),
                 Run::Outputs(o) => o,
             };
-            if let Some(detail) = test.deviation(&eager, &outputs) {
-                let component = self.localize(source, test, dynamic, &name, &eager);
-                let mode = if dynamic { "dynamic" } else { "static" };
-                return Verdict::Found(Finding {
-                    kind: FindingKind::Inconsistency,
-                    level: name.clone(),
-                    signature: format!("inconsistency:{BACKEND}:{component}:{mode}:{}", test.ops),
-                    detail: format!("{name} against eager: {detail}"),
-                    blame: None,
-                });
+            let got_types = run_dtypes(&response, index);
+            if got_types != types {
+                let k = (0..types.len()).find(|k| got_types.get(*k) != types.get(*k)).unwrap_or(0);
+                let detail = format!("output {k} is {:?}, eager's is {:?}", got_types.get(k), types.get(k));
+                return self.finding(test, mode, name, "dtype", k, detail);
             }
+            let suspects: Vec<usize> = (0..eager.len())
+                .filter(|k| {
+                    let s = types[*k].unwrap_or(ScalarType::F32);
+                    outputs.get(*k).is_none_or(|o| error(o, &eager[*k], s) > 1.0)
+                })
+                .collect();
+            if suspects.is_empty() {
+                continue;
+            }
+            return self.condition(test, &source, mode, name, &eager, outputs, &types, &suspects);
         }
         Verdict::Pass
     }
 
-    /// Which component a mismatch of run `name` belongs to: `inductor` when `aot_eager`
-    /// (Dynamo and AOT Autograd without Inductor) matches eager on the same call, else
-    /// `dynamo-or-aot`; `unlocalized` when the rerun fails.
-    fn localize(
+    /// Judges the outputs of run `name` that differ from eager, with a widened and
+    /// perturbed eager runs.
+    #[allow(clippy::too_many_arguments)]
+    fn condition(
         &self,
+        test: &SurfaceTest,
         source: &str,
-        test: &ProgramTest,
-        dynamic: bool,
+        mode: Mode,
         name: &str,
         eager: &[Tensor],
-    ) -> &'static str {
-        let request = self.request(source, test, dynamic, "aot_eager");
+        compiled: &[Tensor],
+        types: &[Option<ScalarType>],
+        suspects: &[usize],
+    ) -> Verdict {
+        let extra = json!({"widened": true, "perturbed": PERTURBATIONS});
+        let request = self.request(test, source, mode, extra);
+        let response = match call(&self.host, BACKEND, &request) {
+            Ok(r) => r,
+            Err(verdict) => return verdict,
+        };
+        let Ok(named) = runs(&response) else {
+            return Verdict::Skipped(Skip::Invalid("conditioning runs: bad response".into()));
+        };
+        let outputs = |n: &str| {
+            named.iter().find_map(|(m, r)| match r {
+                Run::Outputs(o) if m == n => Some(o.clone()),
+                _ => None,
+            })
+        };
+        let Some(widened) = outputs("widened") else {
+            return Verdict::Skipped(Skip::Explained(
+                "the program does not run widened to float64/int64: no exact result to judge by".into(),
+            ));
+        };
+        let perturbed: Vec<Vec<Tensor>> = (0..PERTURBATIONS.len())
+            .filter_map(|k| outputs(&format!("perturbed{k}")))
+            .collect();
+        let mut reasons = Vec::new();
+        for &k in suspects {
+            let Some(got) = compiled.get(k) else {
+                let detail = format!("{} outputs, eager has {}", compiled.len(), eager.len());
+                return self.finding(test, mode, name, "arity", k, detail);
+            };
+            let moved: Vec<&Tensor> = perturbed.iter().filter_map(|p| p.get(k)).collect();
+            let evidence = Evidence {
+                scalar: types[k].unwrap_or(ScalarType::F32),
+                eager: &eager[k],
+                compiled: got,
+                widened: &widened[k],
+                perturbed: &moved,
+            };
+            match judge(&evidence) {
+                Judgement::Wrong(detail) => {
+                    let what = if got.shape != eager[k].shape { "shape" } else { "value" };
+                    return self.finding(test, mode, name, what, k, format!("output {k}: {detail}"));
+                }
+                other => reasons.push(format!("output {k}: {other:?}")),
+            }
+        }
+        Verdict::Skipped(Skip::Explained(reasons.join("; ")))
+    }
+
+    /// A finding on output `k` of run `name`, localized on the eager → aot_eager → inductor
+    /// ladder.
+    fn finding(
+        &self,
+        test: &SurfaceTest,
+        mode: Mode,
+        name: &str,
+        what: &str,
+        k: usize,
+        detail: String,
+    ) -> Verdict {
+        let component = self.localize(test, mode, name, k);
+        Verdict::Found(Finding {
+            kind: FindingKind::Inconsistency,
+            level: name.to_string(),
+            signature: format!(
+                "inconsistency:{BACKEND}:{component}:{}:{what}:{}",
+                mode.label(),
+                test.producer(k)
+            ),
+            detail: format!("{name} against eager: {detail}"),
+            blame: None,
+        })
+    }
+
+    /// `inductor` when `aot_eager` (Dynamo and AOT Autograd without Inductor) agrees with
+    /// eager on output `k` of the same call, else `dynamo-or-aot`; `unlocalized` when the
+    /// rerun fails.
+    fn localize(&self, test: &SurfaceTest, mode: Mode, name: &str, k: usize) -> &'static str {
+        let source = render(&test.program, Dialect::Python);
+        let request = self.request(test, &source, mode, json!({"compile": mode.compile("aot_eager")}));
         let Ok(response) = call(&self.host, BACKEND, &request) else {
             return "unlocalized";
         };
-        let Ok(runs) = runs(&response) else {
+        let Ok(named) = runs(&response) else {
             return "unlocalized";
         };
         let same_call = name.replacen("inductor", "aot_eager", 1);
-        match runs.iter().find(|(n, _)| *n == same_call) {
-            Some((_, Run::Outputs(o))) if test.deviation(eager, o).is_none() => "inductor",
-            Some((_, Run::Outputs(_))) => "dynamo-or-aot",
-            _ => "unlocalized",
+        let types = run_dtypes(&response, 0);
+        let (Some((_, Run::Outputs(eager))), Some((index, (_, Run::Outputs(o))))) = (
+            named.first(),
+            named.iter().enumerate().find(|(_, (n, _))| *n == same_call),
+        ) else {
+            return "unlocalized";
+        };
+        let scalar = types.get(k).copied().flatten().unwrap_or(ScalarType::F32);
+        let agrees = run_dtypes(&response, index) == types
+            && match (o.get(k), eager.get(k)) {
+                (Some(a), Some(b)) => error(a, b, scalar) <= 1.0,
+                _ => false,
+            };
+        if agrees {
+            "inductor"
+        } else {
+            "dynamo-or-aot"
         }
     }
 }

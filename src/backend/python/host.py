@@ -140,41 +140,136 @@ def _batched(main):
     return entry
 
 
-def torch_compile(req, blobs):
-    """Eager `main` once, then `torch.compile(entry, backend, dynamic)` on each batch size."""
+def _define(source):
+    """The program's module. A real module: Dynamo resolves a function's globals through
+    sys.modules[__name__]."""
+    module = types.ModuleType("dlcfuzz_program")
+    module.__file__ = "dlcfuzz_program.py"
+    sys.modules[module.__name__] = module
+    stage("define", lambda: exec(compile(source, module.__file__, "exec"), module.__dict__))
+    return module
+
+
+def _widened(torch, dtype):
+    if dtype == torch.bool:
+        return dtype
+    return torch.float64 if dtype.is_floating_point else torch.int64
+
+
+def _inputs(torch, req, blobs, device, widen=False):
+    """The parameters: carrier arrays cast to their torch types ("as"), or to the widened
+    types (every float as float64, every integer as int64)."""
+    xs = []
+    for spec in req["inputs"]:
+        x = torch.from_numpy(array_of(spec, blobs))
+        x = x.to(getattr(torch, spec.get("as", str(x.dtype).replace("torch.", ""))))
+        if widen:
+            x = x.to(_widened(torch, x.dtype))
+        xs.append(x.to(device))
+    return xs
+
+
+def _perturbed(torch, xs, seed, ulps):
+    """Float parameters moved by up to `ulps` units of their type's epsilon (relative)."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for x in xs:
+        if x.is_floating_point():
+            noise = torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1
+            eps = torch.finfo(x.dtype).eps * ulps
+            x = (x.to(torch.float64) * (1 + eps * noise.to(x.device))).to(x.dtype)
+        out.append(x)
+    return out
+
+
+def _run(torch, fn, xs, backward, seed):
+    """`fn(*xs)` as a list of outputs; with `backward`, followed by the gradients of a
+    seeded random-weighted sum of the differentiable outputs with respect to every float
+    parameter (zeros where unused)."""
+    if not backward:
+        return list(fn(*[x.clone() for x in xs]))
+    leaves = [x.clone().requires_grad_(x.is_floating_point()) for x in xs]
+    outs = list(fn(*leaves))
+    g = torch.Generator().manual_seed(seed)
+    terms = []
+    for o in outs:
+        if o.is_floating_point() and o.requires_grad:
+            w = torch.rand(o.shape, generator=g, dtype=torch.float64).to(o.device)
+            terms.append((o.to(torch.float64) * w).sum())
+    wrt = [x for x in leaves if x.requires_grad]
+    grads = [None] * len(wrt)
+    if terms and wrt:
+        grads = torch.autograd.grad(sum(terms), wrt, allow_unused=True)
+    grads = [torch.zeros_like(x) if gr is None else gr for x, gr in zip(wrt, grads)]
+    return [o.detach() for o in outs] + [gr.detach() for gr in grads]
+
+
+def _host(out, torch, ts):
+    """Outputs as blobs (bfloat16, which numpy lacks, as float32) and their torch types."""
+    specs, dtypes = [], []
+    for t in ts:
+        dtypes.append(str(t.dtype).replace("torch.", ""))
+        t = t.detach().to("cpu")
+        if t.dtype == torch.bfloat16:
+            t = t.to(torch.float32)
+        specs.append(out.tensor(t.numpy()))
+    return specs, dtypes
+
+
+def torch_program(req, blobs):
+    """Runs a torch program. Always eagerly first ("eager"); then, per request:
+    `compile` ({backend, dynamic, batches}): torch.compile of `main` called once (no batches)
+    or of a batched `main` on each batch size; `widened`: eager with every float as float64
+    and every integer as int64 (the program's type globals rebound); `perturbed`: eager on
+    float parameters moved by a few ulps, once per seed. `backward` appends gradients."""
     torch = stage("setup", _torch_setup)
     torch._dynamo.reset()
     out = Blobs()
     device = req.get("device", "cpu")
-    # A real module: Dynamo resolves a function's globals through sys.modules[__name__].
-    module = types.ModuleType("dlcfuzz_program")
-    module.__file__ = "dlcfuzz_program.py"
-    sys.modules[module.__name__] = module
-    source = req["source"]
-    stage("define", lambda: exec(compile(source, module.__file__, "exec"), module.__dict__))
+    module = _define(req["source"])
     main = module.__dict__[req.get("entry", "main")]
-    xs = [torch.from_numpy(array_of(t, blobs)).to(device) for t in req["inputs"]]
-
-    def host(ts):
-        return [out.tensor(t.detach().to("cpu").numpy()) for t in ts]
-
+    xs = _inputs(torch, req, blobs, device)
+    backward = bool(req.get("backward"))
+    seed = int(req.get("seed", 0))
     runs = []
-    try:
-        eager = stage("eager", lambda: main(*[x.clone() for x in xs]))
-    except StageFailed as f:
-        return {"runs": [{"name": "eager", "error": f.record}]}, out
-    runs.append({"name": "eager", "outputs": host(eager)})
-    backend = req.get("backend", "inductor")
-    compiled = torch.compile(_batched(main), backend=backend, dynamic=bool(req.get("dynamic")))
-    for batch in req.get("batches", [1, 2]):
-        name = f"{backend}:batch{batch}"
-        stacked = [torch.stack([x] * batch) for x in xs]
+
+    def record(name, thunk):
         try:
-            result = stage(f"compile:{backend}", lambda: compiled(*stacked))
+            result = stage(name, thunk)
         except StageFailed as f:
             runs.append({"name": name, "error": f.record})
-            break
-        runs.append({"name": name, "outputs": host([r[batch - 1] for r in result])})
+            return False
+        specs, dtypes = _host(out, torch, result)
+        runs.append({"name": name, "outputs": specs, "dtypes": dtypes})
+        return True
+
+    if not record("eager", lambda: _run(torch, main, xs, backward, seed)):
+        return {"runs": runs}, out
+    if req.get("widened"):
+        wide = _inputs(torch, req, blobs, device, widen=True)
+        saved = {k: v for k, v in module.__dict__.items() if k.startswith("DT_")}
+        for k, v in saved.items():
+            module.__dict__[k] = _widened(torch, v)
+        try:
+            record("widened", lambda: _run(torch, main, wide, backward, seed))
+        finally:
+            module.__dict__.update(saved)
+    for k, ulps in enumerate(req.get("perturbed", [])):
+        moved = _perturbed(torch, xs, seed + 1 + k, ulps)
+        record(f"perturbed{k}", lambda: _run(torch, main, moved, backward, seed))
+    spec = req.get("compile")
+    if spec:
+        backend = spec.get("backend", "inductor")
+        batches = spec.get("batches", [])
+        fn = _batched(main) if batches else main
+        compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")))
+        if not batches:
+            record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
+        for batch in batches:
+            stacked = [torch.stack([x] * batch) for x in xs]
+            name = f"compile:{backend}:batch{batch}"
+            if not record(name, lambda: [r[batch - 1] for r in compiled(*stacked)]):
+                break
     return {"runs": runs}, out
 
 
@@ -298,7 +393,7 @@ def fault(req, blobs):
         return {"runs": [{"name": "planted", "error": f.record}]}, Blobs()
 
 
-HANDLERS = {"hello": hello, "torch_compile": torch_compile, "tvm_run": tvm_run, "fault": fault}
+HANDLERS = {"hello": hello, "torch_program": torch_program, "tvm_run": tvm_run, "fault": fault}
 
 
 def serve():

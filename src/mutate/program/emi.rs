@@ -95,13 +95,14 @@ pub fn wrap(program: &mut Program, at: u8, len: u8, pick: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Buffer, DType, Tensor, TensorType};
+    use crate::ir::{Buffer, ScalarType, Tensor};
+    use crate::mutate::program::VarType;
     use crate::mutate::program::{Call, Function};
     use std::collections::BTreeMap;
 
     #[test]
     fn a_value_overwritten_inside_a_function_is_no_condition_candidate() {
-        let ty = TensorType::new(DType::F32, vec![2]);
+        let ty = VarType::new(ScalarType::F32, vec![2]);
         let value = Tensor {
             shape: vec![2],
             data: Buffer::F32(vec![1.0, 2.0]),

@@ -2,7 +2,7 @@
 //! expression with ONNX's semantics (float32 only). [`supported`] is the generator menu's
 //! filter, so generated graphs lower.
 
-use super::{Call, Program, Stmt};
+use super::{Call, Program, Stmt, VarType};
 use crate::emit::onnx::value_name;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, ValueRef};
@@ -180,7 +180,8 @@ pub fn lower(
                 g.ty(v).dtype
             ));
         }
-        program.types.insert(name.clone(), g.ty(v).clone());
+        let ty = VarType::of_tensor(g.ty(v)).expect("float32 has a torch type");
+        program.types.insert(name.clone(), ty);
         if let Some(t) = values.get(&v) {
             program.profile.insert(name, t.clone());
         }

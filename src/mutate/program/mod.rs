@@ -21,7 +21,7 @@ pub mod recover;
 pub mod render;
 pub mod resolve;
 
-use crate::ir::{Tensor, TensorType};
+use crate::ir::{ScalarType, Tensor, TensorType};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -185,6 +185,43 @@ impl Scalar {
     }
 }
 
+/// A variable's type: torch element type and concrete shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarType {
+    /// Element type.
+    pub scalar: ScalarType,
+    /// Concrete dimensions; empty for a 0-d tensor.
+    pub shape: Vec<usize>,
+}
+
+impl VarType {
+    /// Builds a type.
+    pub fn new(scalar: ScalarType, shape: Vec<usize>) -> VarType {
+        VarType { scalar, shape }
+    }
+
+    /// The type of an ONNX-side tensor type, when torch has its element type.
+    pub fn of_tensor(ty: &TensorType) -> Option<VarType> {
+        Some(VarType::new(ScalarType::of_dtype(ty.dtype)?, ty.shape.clone()))
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+impl std::fmt::Display for VarType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{:?}", self.scalar, self.shape)
+    }
+}
+
 /// A hoisted function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
@@ -211,7 +248,7 @@ pub struct Program {
     /// Functions, in definition order (callees first).
     pub functions: Vec<Function>,
     /// Type of every variable.
-    pub types: BTreeMap<Var, TensorType>,
+    pub types: BTreeMap<Var, VarType>,
     /// The seed run's value of every original variable on the fixed inputs (the EMI
     /// profile).
     pub profile: BTreeMap<Var, Tensor>,

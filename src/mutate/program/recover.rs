@@ -3,7 +3,8 @@
 
 use super::{Program, Stmt};
 
-/// Fill values an overwrite picks from.
+/// Fill values an overwrite of a float picks from (integers and booleans take 0 or 1, which
+/// every type holds).
 const FILLS: [f64; 4] = [0.0, 1.0, -3.5, 1e4];
 
 /// Applies mutate-then-recover to the value top-level statement `at` defines, when it is a
@@ -27,7 +28,7 @@ pub fn recover(program: &mut Program, at: u8, value: u8) -> bool {
     }
     let backup = program.mint("backup");
     let ty = program.types[&var].clone();
-    program.types.insert(backup.clone(), ty);
+    program.types.insert(backup.clone(), ty.clone());
     program.body.insert(
         next,
         Stmt::Restore {
@@ -35,7 +36,11 @@ pub fn recover(program: &mut Program, at: u8, value: u8) -> bool {
             backup: backup.clone(),
         },
     );
-    let fill = FILLS[usize::from(value) % FILLS.len()];
+    let fill = if ty.scalar.is_float() {
+        FILLS[usize::from(value) % FILLS.len()]
+    } else {
+        f64::from(value % 2)
+    };
     program.body.splice(
         i + 1..i + 1,
         [

@@ -7,8 +7,8 @@
 //!   passed as a parameter, as Python would otherwise see an unbound local); overwrites and
 //!   restores write through an `[...]` view that shares the variable's storage.
 
-use crate::ir::TensorType;
-use crate::mutate::program::{Call, Cond, Function, Program, Scalar, Stmt, Var};
+use crate::ir::ScalarType;
+use crate::mutate::program::{Call, Cond, Function, Program, Scalar, Stmt, Var, VarType};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -24,7 +24,7 @@ pub enum Dialect {
     Python,
 }
 
-fn shape_list(ty: &TensorType) -> String {
+fn shape_list(ty: &VarType) -> String {
     let dims: Vec<String> = ty.shape.iter().map(|d| d.to_string()).collect();
     format!("[{}]", dims.join(", "))
 }
@@ -148,8 +148,9 @@ impl<'p> Writer<'p> {
                     self.line(
                         depth,
                         &format!(
-                            "{var} = torch.empty({}, dtype={like}.dtype, device={like}.device)",
+                            "{var} = torch.empty({}, dtype={}, device={like}.device)",
                             shape_list(ty),
+                            ty.scalar.global(),
                             like = call.args[0]
                         ),
                     );
@@ -196,15 +197,16 @@ impl<'p> Writer<'p> {
                     self.line(depth + 1, "pass");
                 }
                 self.line(depth, "else:");
-                // Every variable is float32, so the condition's variable gives dtype and device.
+                // The condition's variable gives the device.
                 let device = cond.lhs.var();
                 for d in defs {
                     let ty = &self.program.types[d];
                     self.line(
                         depth + 1,
                         &format!(
-                            "{d} = torch.zeros({}, dtype={device}.dtype, device={device}.device)",
-                            shape_list(ty)
+                            "{d} = torch.zeros({}, dtype={}, device={device}.device)",
+                            shape_list(ty),
+                            ty.scalar.global()
                         ),
                     );
                 }
@@ -277,7 +279,9 @@ impl<'p> Writer<'p> {
     }
 }
 
-/// The source of `program` in `dialect`; [`ENTRY`] runs it.
+/// The source of `program` in `dialect`; [`ENTRY`] runs it. A Python program names element
+/// types by module globals ([`ScalarType::global`]) that a run may rebind; TorchScript
+/// names them directly.
 pub fn render(program: &Program, dialect: Dialect) -> String {
     let mut w = Writer {
         program,
@@ -290,16 +294,26 @@ pub fn render(program: &Program, dialect: Dialect) -> String {
                 w.function(0, &f.name, &f.params, &f.body, &f.returns);
             }
         }
-        Dialect::Python => w.line(0, "import torch\n"),
+        Dialect::Python => {
+            w.line(0, "import torch\n");
+            for s in ScalarType::ALL {
+                w.line(0, &format!("{} = torch.{}", s.global(), s.torch_name()));
+            }
+            w.line(0, "");
+        }
     }
     w.function(0, ENTRY, &program.params, &program.body, &program.outputs);
-    w.out
+    match dialect {
+        Dialect::Python => w.out,
+        Dialect::TorchScript => ScalarType::ALL.iter().fold(w.out, |out, s| {
+            out.replace(&s.global(), &format!("torch.{}", s.torch_name()))
+        }),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::DType;
     use std::collections::BTreeMap;
 
     fn call(template: &str, args: &[&str]) -> Call {
@@ -314,8 +328,8 @@ mod tests {
     /// `main(p)`: `a = exp(p)`, then `fn1` (which rebinds `a` through a nested `fn2` call
     /// and reads `p`), returning `b`.
     fn program() -> Program {
-        let ty = TensorType::new(DType::F32, vec![2]);
-        let types: BTreeMap<Var, TensorType> = ["p", "a", "b"]
+        let ty = VarType::new(ScalarType::F32, vec![2]);
+        let types: BTreeMap<Var, VarType> = ["p", "a", "b"]
             .iter()
             .map(|v| (v.to_string(), ty.clone()))
             .collect();
@@ -368,10 +382,11 @@ mod tests {
     #[test]
     fn python_nests_functions_and_captures_what_they_do_not_rebind() {
         let source = render(&program(), Dialect::Python);
-        let expected = "import torch\n\ndef main(p):\n    def fn1(a):\n        def fn2():\n            return (a,)\n        a = fn2()[0]\n        b = torch.add(a, p)\n        return (b,)\n    a = torch.exp(p)\n    b = fn1(a)[0]\n    return (b,)\n\n";
+        let expected = "def main(p):\n    def fn1(a):\n        def fn2():\n            return (a,)\n        a = fn2()[0]\n        b = torch.add(a, p)\n        return (b,)\n    a = torch.exp(p)\n    b = fn1(a)[0]\n    return (b,)\n\n";
         // fn2's body only writes `a` in place: captured. fn1 rebinds `a`: explicit. `p` is
         // captured from main.
-        assert!(source.starts_with("import torch\n"), "{source}");
+        assert!(source.starts_with("import torch\n\nDT_BOOL = torch.bool\n"));
+        let source = source.split_once("DT_F64 = torch.float64\n\n").unwrap().1;
         assert!(
             source.contains("    def fn1(a):\n        def fn2():\n"),
             "{source}"

@@ -5,7 +5,8 @@
 
 pub mod ort;
 
-use crate::ir::Tensor;
+use super::torch_compile::Mode;
+use crate::ir::{ScalarType, Tensor};
 use std::fmt::Write;
 
 /// `name = [...]`: numpy arrays rebuilt from hex.
@@ -54,14 +55,31 @@ def verdict():
 verdict()
 "#;
 
-/// A torch.compile reproducer: `source` (defining `main`), run eagerly and through
-/// `torch.compile(backend, dynamic)` on a batch of one and of two.
-pub fn torch_compile(source: &str, inputs: &[&Tensor], dynamic: bool, device: &str) -> String {
-    let py_dynamic = if dynamic { "True" } else { "False" };
+/// A torch.compile reproducer: `source` (defining `main`, with the `DT_*` type globals) on
+/// `inputs` (carrier values and the torch types they are cast to), eager vs
+/// `torch.compile` in `mode` (dynamic shapes; backward: gradients of a seeded random-weighted
+/// sum of the outputs; recompile: a batched `main` on batch sizes 1 and 2), each output
+/// compared within its type's tolerance.
+pub fn torch_compile(
+    source: &str,
+    inputs: &[(&Tensor, ScalarType)],
+    mode: Mode,
+    device: &str,
+) -> String {
+    let py = |b: bool| if b { "True" } else { "False" };
+    let values: Vec<&Tensor> = inputs.iter().map(|(t, _)| *t).collect();
+    let types: Vec<&str> = inputs.iter().map(|(_, s)| s.torch_name()).collect();
+    let tolerances: Vec<String> = ScalarType::ALL
+        .iter()
+        .map(|s| {
+            let (r, a) = s.tolerance();
+            format!("\"{}\": ({r:e}, {a:e})", s.torch_name())
+        })
+        .collect();
     format!(
-        r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled on a batch of one,
-then of two (a guard failure and a recompilation). Usage: python3 repro.py [backend]
-(inductor by default; aot_eager tells Inductor's bugs from Dynamo's and AOT Autograd's)."""
+        r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled, each output within
+its type's tolerance. Usage: python3 repro.py [backend] (inductor by default; aot_eager
+tells Inductor's bugs from Dynamo's and AOT Autograd's)."""
 import sys
 
 import numpy as np
@@ -72,25 +90,54 @@ print("release: torch", torch.__version__)
 {source}
 # ---- the inputs
 {inputs}
+TYPES = {types:?}
+DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
+TOLERANCE = {{{tolerances}}}
 backend = sys.argv[1] if len(sys.argv) > 1 else "inductor"
-xs = [torch.from_numpy(a).to("{device}") for a in arrays]
-eager = main(*[x.clone() for x in xs])
+xs = [torch.from_numpy(a).to(getattr(torch, t)).to("{device}") for a, t in zip(arrays, TYPES)]
 
 
-def entry(*xs):
+def run(fn):
+    if not BACKWARD:
+        return list(fn(*[x.clone() for x in xs]))
+    leaves = [x.clone().requires_grad_(x.is_floating_point()) for x in xs]
+    outs = list(fn(*leaves))
+    g = torch.Generator().manual_seed(0)
+    terms = [(o.to(torch.float64) * torch.rand(o.shape, generator=g, dtype=torch.float64).to(o.device)).sum()
+             for o in outs if o.is_floating_point() and o.requires_grad]
+    wrt = [x for x in leaves if x.requires_grad]
+    grads = torch.autograd.grad(sum(terms), wrt, allow_unused=True) if terms and wrt else [None] * len(wrt)
+    return [o.detach() for o in outs] + [torch.zeros_like(x) if d is None else d for x, d in zip(wrt, grads)]
+
+
+def batched(*xs):
     outs = [main(*[x[b] for x in xs]) for b in range(xs[0].shape[0])]
     return tuple(torch.stack([o[k] for o in outs]) for k in range(len(outs[0])))
 
 
+def compare(name, want, got):
+    for k, (w, g) in enumerate(zip(want, got)):
+        assert g.dtype == w.dtype, f"{{name}}, output {{k}}: {{g.dtype}} where eager gives {{w.dtype}}"
+        rtol, atol = TOLERANCE[str(w.dtype).replace("torch.", "")]
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True,
+                                   msg=lambda m: f"{{name}}, output {{k}}: {{m}}")
+
+
 def check():
-    compiled = torch.compile(entry, backend=backend, dynamic={py_dynamic})
-    for batch in (1, 2):
-        result = compiled(*[torch.stack([x] * batch) for x in xs])
-        for k, (want, got) in enumerate(zip(eager, result)):
-            torch.testing.assert_close(got[batch - 1], want, atol=1e-3, rtol=1e-3,
-                                       msg=lambda m: f"batch {{batch}}, output {{k}}: {{m}}")
+    eager = run(main)
+    if RECOMPILE:
+        compiled = torch.compile(batched, backend=backend, dynamic=DYNAMIC)
+        for batch in (1, 2):
+            result = compiled(*[torch.stack([x] * batch) for x in xs])
+            compare(f"batch {{batch}}", eager, [r[batch - 1] for r in result])
+    else:
+        compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC)))
 {verdict}"#,
-        inputs = inputs_literal("arrays", inputs),
+        inputs = inputs_literal("arrays", &values),
+        dynamic = py(mode.dynamic),
+        backward = py(mode.backward),
+        recompile = py(mode.recompile),
+        tolerances = tolerances.join(", "),
         verdict = VERDICT,
     )
 }

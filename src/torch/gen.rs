@@ -1,0 +1,390 @@
+//! Bytes → torch program: parameters of drawn types and shapes, then one statement per
+//! drawn operator row ([`super::ops`]), each reading earlier values that fit it (a value of
+//! the wrong element type or rank is first cast or reshaped by an adapter statement), until
+//! the size limit or the bytes run out. Every value's type is known without running it.
+//! Outputs are the values no statement reads.
+
+use super::family;
+use super::ops::{table, Accept, TorchOp};
+use crate::gen::menu::op_key;
+use crate::gen::sample::sample_tensor;
+use crate::ir::{ScalarType, Tensor, TensorType};
+use crate::mutate::program::{Call, Program, Stmt, Var, VarType};
+use crate::ops::ValueDomain;
+use arbitrary::Unstructured;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Largest element count of any value.
+pub const MAX_NUMEL: usize = 2048;
+/// Parameter types drawn for the program's inputs (float32 most often).
+const INPUT_TYPES: [ScalarType; 12] = [
+    ScalarType::F32,
+    ScalarType::F32,
+    ScalarType::F32,
+    ScalarType::F32,
+    ScalarType::F16,
+    ScalarType::BF16,
+    ScalarType::F64,
+    ScalarType::I64,
+    ScalarType::I32,
+    ScalarType::U8,
+    ScalarType::I8,
+    ScalarType::Bool,
+];
+
+/// How a new parameter's values are drawn.
+#[derive(Clone, Copy, Debug)]
+pub enum Values {
+    /// The default safe range of the type.
+    Any,
+    /// Strictly positive (variances).
+    Positive,
+    /// Integers in `[0, bound)` (indices).
+    Below(usize),
+    /// Per slice along `dim`, distinct integers in `[0, bound)` (scatter indices).
+    DistinctBelow {
+        /// The axis along which indices must not repeat.
+        dim: usize,
+        /// Their bound.
+        bound: usize,
+    },
+}
+
+/// A generated torch program and its provenance.
+#[derive(Clone, Debug)]
+pub struct TorchProgram {
+    /// The program; `profile` holds the parameters' values (in their carrier types).
+    pub program: Program,
+    /// Rows instantiated, in order.
+    pub ops: Vec<&'static str>,
+    /// The row that defined each operator result (adapters are absent).
+    pub producers: BTreeMap<Var, &'static str>,
+}
+
+/// The state of one generation.
+pub struct Builder<'a, 'b> {
+    /// The bytes.
+    pub u: &'a mut Unstructured<'b>,
+    /// The program so far.
+    pub program: Program,
+    rng: ChaCha8Rng,
+    /// Values statements may read, oldest first.
+    pool: Vec<Var>,
+}
+
+impl Builder<'_, '_> {
+    /// The type of `var`.
+    pub fn ty(&self, var: &Var) -> VarType {
+        self.program.types[var].clone()
+    }
+
+    /// A new parameter of type `ty` with values drawn as `values`.
+    pub fn param(&mut self, ty: VarType, values: Values) -> Var {
+        let var = self.program.mint("p");
+        let carrier = TensorType::new(ty.scalar.carrier(), ty.shape.clone());
+        let tensor = match values {
+            Values::Any => sample_tensor(&carrier, ValueDomain::Any, &mut self.rng),
+            Values::Positive => sample_tensor(&carrier, ValueDomain::Positive, &mut self.rng),
+            Values::Below(bound) => indices(&carrier, None, bound, &mut self.rng),
+            Values::DistinctBelow { dim, bound } => {
+                indices(&carrier, Some(dim), bound, &mut self.rng)
+            }
+        };
+        self.program.params.push(var.clone());
+        self.program.profile.insert(var.clone(), tensor);
+        self.program.types.insert(var.clone(), ty);
+        var
+    }
+
+    /// Appends `var = template(args)` of type `out`; `elementwise` and `fresh` as in
+    /// [`Call`]. `None` when the result would be empty or too large.
+    pub fn emit(
+        &mut self,
+        template: String,
+        args: Vec<Var>,
+        out: VarType,
+        elementwise: bool,
+        fresh: bool,
+    ) -> Option<Var> {
+        if out.numel() == 0 || out.numel() > MAX_NUMEL {
+            return None;
+        }
+        let var = self.program.mint("v");
+        self.program.types.insert(var.clone(), out);
+        self.program.body.push(Stmt::Let {
+            var: var.clone(),
+            call: Call {
+                template,
+                args,
+                elementwise,
+                fresh,
+            },
+        });
+        self.pool.push(var.clone());
+        Some(var)
+    }
+
+    /// A value whose type `accept`s and whose rank is in `ranks`, preferring recent values;
+    /// when only the element type is wrong, a cast of one to an accepted type.
+    pub fn pick(&mut self, accept: Accept, ranks: std::ops::RangeInclusive<usize>) -> Option<Var> {
+        let fits = |t: &VarType| ranks.contains(&t.rank());
+        if let Some(v) = self.pick_where(|t| fits(t) && accept.allows(t.scalar)) {
+            return Some(v);
+        }
+        let v = self.pick_where(fits)?;
+        let to = self.accepted_type(accept);
+        self.cast(&v, to)
+    }
+
+    /// A type `accept` allows, drawn.
+    pub fn accepted_type(&mut self, accept: Accept) -> ScalarType {
+        let options: Vec<ScalarType> = ScalarType::ALL
+            .into_iter()
+            .filter(|s| accept.allows(*s))
+            .collect();
+        // float32 first: the most used type, and every accept but IntOrBool has it.
+        if options.contains(&ScalarType::F32) && self.u.ratio(2, 3).unwrap_or(true) {
+            return ScalarType::F32;
+        }
+        options[self.u.choose_index(options.len()).unwrap_or(0)]
+    }
+
+    /// `var` cast to `to`.
+    pub fn cast(&mut self, var: &Var, to: ScalarType) -> Option<Var> {
+        let mut ty = self.ty(var);
+        if ty.scalar == to {
+            return Some(var.clone());
+        }
+        ty.scalar = to;
+        self.emit(format!("{{0}}.to({})", to.global()), vec![var.clone()], ty, true, true)
+    }
+
+    /// A value satisfying `pred`, preferring recent ones (the smaller of two draws counts
+    /// back from the newest).
+    pub fn pick_where(&mut self, pred: impl Fn(&VarType) -> bool) -> Option<Var> {
+        let candidates: Vec<Var> = self
+            .pool
+            .iter()
+            .filter(|v| pred(&self.program.types[*v]))
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let n = candidates.len();
+        let back = self.u.choose_index(n).unwrap_or(0).min(self.u.choose_index(n).unwrap_or(0));
+        Some(candidates[n - 1 - back].clone())
+    }
+
+    /// `var` reshaped to rank `rank` (leading dims merged, or leading 1s added).
+    pub fn to_rank(&mut self, var: &Var, rank: usize) -> Option<Var> {
+        let ty = self.ty(var);
+        if ty.rank() == rank {
+            return Some(var.clone());
+        }
+        let shape: Vec<usize> = if ty.rank() < rank {
+            std::iter::repeat_n(1, rank - ty.rank()).chain(ty.shape.iter().copied()).collect()
+        } else {
+            let cut = ty.rank() - rank + 1;
+            std::iter::once(ty.shape[..cut].iter().product())
+                .chain(ty.shape[cut..].iter().copied())
+                .collect()
+        };
+        let list = shape_literal(&shape);
+        self.emit(
+            format!("torch.reshape({{0}}, {list})"),
+            vec![var.clone()],
+            VarType::new(ty.scalar, shape),
+            false,
+            false,
+        )
+    }
+
+    /// An integer from the bytes in `[lo, hi]` (`lo` when they run out or `hi < lo`).
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        self.u.int_in_range(lo..=hi.max(lo)).unwrap_or(lo)
+    }
+
+    /// A coin flip from the bytes.
+    pub fn flip(&mut self) -> bool {
+        self.u.arbitrary::<bool>().unwrap_or(false)
+    }
+}
+
+/// `[a, b, c]`; a 1-tuple as `[a]`.
+pub fn shape_literal(dims: &[usize]) -> String {
+    let items: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Integer index values in `[0, bound)`; distinct along `dim` within each slice when given
+/// (the index's size along `dim` must not exceed `bound`).
+fn indices(ty: &TensorType, dim: Option<usize>, bound: usize, rng: &mut ChaCha8Rng) -> Tensor {
+    use rand::seq::SliceRandom;
+    use rand::Rng;
+    let n = ty.numel();
+    let values: Vec<f64> = match dim {
+        None => (0..n).map(|_| rng.random_range(0..bound.max(1)) as f64).collect(),
+        Some(d) => {
+            let inner: usize = ty.shape[d + 1..].iter().product();
+            let len = ty.shape[d];
+            let outer = n / (len * inner).max(1);
+            let mut values = vec![0.0; n];
+            for o in 0..outer {
+                for i in 0..inner {
+                    let mut perm: Vec<usize> = (0..bound).collect();
+                    perm.shuffle(rng);
+                    for k in 0..len {
+                        values[(o * len + k) * inner + i] = perm[k % bound.max(1)] as f64;
+                    }
+                }
+            }
+            values
+        }
+    };
+    Tensor {
+        shape: ty.shape.clone(),
+        data: crate::ir::Buffer::from_f64(ty.dtype, &values),
+    }
+}
+
+/// The row a drawn `u16` picks, by consistent hashing over the rows' names (as the graph
+/// generator's menu does): adding a row moves no other row's draws.
+fn ring() -> &'static [(u16, usize)] {
+    static RING: std::sync::OnceLock<Vec<(u16, usize)>> = std::sync::OnceLock::new();
+    RING.get_or_init(|| {
+        let mut ring: Vec<(u16, usize)> = table()
+            .iter()
+            .enumerate()
+            .flat_map(|(i, op)| {
+                (1..=crate::gen::menu::RING_POINTS).map(move |k| ((op_key(op.name, k) >> 48) as u16, i))
+            })
+            .collect();
+        ring.sort_unstable();
+        ring
+    })
+}
+
+fn pick_row(draw: u16) -> &'static TorchOp {
+    let ring = ring();
+    let at = ring.partition_point(|(point, _)| *point < draw);
+    &table()[ring[at % ring.len()].1]
+}
+
+/// Draws one parameter's type: 0-d to 4-d, dims 1 to 5.
+fn input_type(u: &mut Unstructured) -> VarType {
+    let scalar = INPUT_TYPES[u.choose_index(INPUT_TYPES.len()).unwrap_or(0)];
+    let rank = [1, 2, 2, 3, 3, 4, 0][u.choose_index(7).unwrap_or(1)];
+    let shape = (0..rank).map(|_| u.int_in_range(1..=5).unwrap_or(2)).collect();
+    VarType::new(scalar, shape)
+}
+
+/// Decodes `bytes` into a program of at most `max_ops` operator rows (adapters not
+/// counted). Never fails: the bytes running out ends generation.
+pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
+    let mut u = Unstructured::new(bytes);
+    let seed = u.arbitrary::<u64>().unwrap_or(0);
+    let inputs = u.int_in_range(1..=3).unwrap_or(1);
+    let types: Vec<VarType> = (0..inputs).map(|_| input_type(&mut u)).collect();
+    let mut b = Builder {
+        u: &mut u,
+        program: Program {
+            params: Vec::new(),
+            body: Vec::new(),
+            outputs: Vec::new(),
+            functions: Vec::new(),
+            types: BTreeMap::new(),
+            profile: BTreeMap::new(),
+            fresh: 0,
+        },
+        rng: ChaCha8Rng::seed_from_u64(seed),
+        pool: Vec::new(),
+    };
+    for ty in types {
+        let p = b.param(ty, Values::Any);
+        b.pool.push(p);
+    }
+    let mut ops = Vec::new();
+    let mut producers = BTreeMap::new();
+    let mut attempts = 0;
+    while ops.len() < max_ops && attempts < 4 * max_ops && !b.u.is_empty() {
+        attempts += 1;
+        let row = pick_row(b.u.arbitrary::<u16>().unwrap_or(0));
+        let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
+        if let Some(var) = family::build(row, &mut b) {
+            producers.insert(var, row.name);
+            ops.push(row.name);
+        } else {
+            // Roll back adapters and parameters of a failed instantiation.
+            b.program.body.truncate(mark.0);
+            b.pool.truncate(mark.1);
+            for p in b.program.params.drain(mark.2..) {
+                b.program.profile.remove(&p);
+            }
+        }
+    }
+    let read: BTreeSet<Var> = b.program.body.iter().flat_map(Stmt::reads).collect();
+    let mut outputs: Vec<Var> = b
+        .program
+        .body
+        .iter()
+        .flat_map(Stmt::defs)
+        .filter(|v| !read.contains(v))
+        .collect();
+    if outputs.is_empty() {
+        outputs = b.program.params.iter().take(1).cloned().collect();
+    }
+    b.program.outputs = outputs;
+    TorchProgram {
+        program: b.program,
+        ops,
+        producers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(seed: u64, len: usize) -> Vec<u8> {
+        use rand::RngCore;
+        let mut v = vec![0u8; len];
+        ChaCha8Rng::seed_from_u64(seed).fill_bytes(&mut v);
+        v
+    }
+
+    #[test]
+    fn generation_is_deterministic_and_typed() {
+        for seed in 0..200 {
+            let input = bytes(seed, 400);
+            let a = generate(&input, 8);
+            let b = generate(&input, 8);
+            assert_eq!(a.program, b.program, "seed {seed}");
+            for stmt in &a.program.body {
+                for v in stmt.defs().into_iter().chain(stmt.reads()) {
+                    assert!(a.program.types.contains_key(&v), "seed {seed}: {v} untyped");
+                }
+            }
+            for p in &a.program.params {
+                let ty = &a.program.types[p];
+                assert_eq!(a.program.profile[p].shape, ty.shape, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn most_rows_are_reached() {
+        let mut seen = BTreeSet::new();
+        for seed in 0..3000 {
+            seen.extend(generate(&bytes(seed, 600), 10).ops);
+        }
+        let missing: Vec<&str> = table()
+            .iter()
+            .map(|o| o.name)
+            .filter(|n| !seen.contains(n))
+            .collect();
+        assert!(missing.len() * 20 <= table().len(), "never instantiated: {missing:?}");
+    }
+}
