@@ -79,6 +79,7 @@ pub fn target(
     let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
     let mut findings: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: BTreeMap<String, String> = BTreeMap::new();
+    let mut programs = 0usize;
     let mut tally = |verdict: Verdict| {
         let (key, example) = match &verdict {
             Verdict::Pass => ("pass".to_string(), String::new()),
@@ -100,7 +101,9 @@ pub fn target(
     let first = first.elapsed();
     let start = Instant::now();
     for _ in 1..count {
-        tally(target.run(&input(), &[], None).verdict);
+        let run = target.run(&input(), &[], None);
+        programs += run.programs;
+        tally(run.verdict);
     }
     let elapsed = start.elapsed();
     let compiled: usize = verdicts
@@ -114,10 +117,12 @@ pub fn target(
         "inputs": count,
         "first_s": first.as_secs_f64(),
         "execs_per_s": (count.saturating_sub(1)) as f64 / elapsed.as_secs_f64().max(1e-9),
+        "programs_per_s": programs as f64 / elapsed.as_secs_f64().max(1e-9),
         "compiled_share": compiled as f64 / count.max(1) as f64,
         "verdicts": verdicts,
         "findings": findings,
         "first_of_each": examples,
+        "timings": target.timings(),
     })
 }
 
@@ -388,7 +393,10 @@ pub fn surface(count: usize, ops: usize, seed: u64, len: usize, tick: &dyn Fn())
     use crate::backend::python::{request_timeout, HostConfig, PythonHost};
     use crate::targets::surface::SurfaceSource;
     let host = std::sync::Mutex::new(PythonHost::new(HostConfig::local(request_timeout())));
-    let source = SurfaceSource { max_ops: ops };
+    let source = SurfaceSource {
+        max_ops: ops,
+        components: 1,
+    };
     let mut input = random_inputs(seed, len);
     let (mut valid, mut rows_total) = (0usize, 0usize);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();

@@ -17,7 +17,19 @@ struct Envelope {
 }
 
 fn summary(target: &dyn FuzzTarget, bytes: &[u8]) -> String {
-    let case = target.decode(bytes).expect("a graph target");
+    let Some(case) = target.decode(bytes) else {
+        // A program target: the rows it instantiates and a hash of the program's source.
+        let (_, files) = target.files(bytes, &[]);
+        let file = |n: &str| {
+            files
+                .iter()
+                .find(|(name, _)| name == n)
+                .map(|(_, c)| String::from_utf8_lossy(c).into_owned())
+                .unwrap_or_default()
+        };
+        let hash = dlcfuzz::gen::menu::op_key(&file("program.py"), 0);
+        return format!("{} | {hash:016x}", file("ops.txt").replace('\n', ","));
+    };
     let (model, applied) = emit_with_applied(&case);
     let ops = case.op_sequence();
     let inputs: Vec<String> = model

@@ -27,8 +27,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// Version of the byte decoder (recipe layout, op registry order, solver choices, pattern
 /// header). Bump it whenever the same bytes may decode to a different test case: saved
 /// inputs carry it (`target.json` in finding folders, `corpus/envelopes/`), and replay warns
-/// when it differs.
-pub const DECODER_VERSION: u32 = 6;
+/// when it differs. Version 7: the torch surface (torch_compile_* programs) and torch forms
+/// on more element-wise declarations (torchscript_* menus).
+pub const DECODER_VERSION: u32 = 7;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

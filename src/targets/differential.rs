@@ -89,6 +89,7 @@ impl FuzzTarget for Differential {
             fired: run.fired,
             model: Some(run.model.bytes),
             artifacts,
+            programs: 1,
         }
     }
 

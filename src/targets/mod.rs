@@ -122,6 +122,8 @@ pub struct TargetRun {
     /// Files for a finding folder: the model, the program, `repro.py`. Filled only when the
     /// verdict is a finding.
     pub artifacts: Artifacts,
+    /// Independent programs the run tested (several packed into one compilation, or 1).
+    pub programs: usize,
 }
 
 impl TargetRun {
@@ -133,6 +135,7 @@ impl TargetRun {
             fired: Vec::new(),
             model: None,
             artifacts: Vec::new(),
+            programs: 1,
         }
     }
 
@@ -144,6 +147,7 @@ impl TargetRun {
             fired: Vec::new(),
             model: None,
             artifacts,
+            programs: 1,
         }
     }
 
@@ -240,6 +244,12 @@ pub trait FuzzTarget: Send + Sync {
     fn bisects(&self, finding: &crate::oracle::Finding) -> bool {
         let _ = finding;
         false
+    }
+
+    /// Where this target's time went so far, by stage (seconds and calls), for targets
+    /// that measure it (`bench target` prints it).
+    fn timings(&self) -> Option<serde_json::Value> {
+        None
     }
 }
 

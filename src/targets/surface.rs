@@ -9,7 +9,7 @@ use crate::ir::{ScalarType, Tensor};
 use crate::mutate::program::render::{render, Dialect, ENTRY};
 use crate::mutate::program::{Program, ProgramPlan, Stmt, Var};
 use crate::oracle::{Skip, Verdict};
-use crate::torch::gen::generate;
+use crate::torch::gen::generate_packed;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -25,6 +25,8 @@ pub struct SurfaceTest {
     pub ops: Vec<&'static str>,
     /// The row that defined each operator result.
     pub producers: BTreeMap<Var, &'static str>,
+    /// The packed component of each parameter and value.
+    pub component_of: BTreeMap<Var, usize>,
 }
 
 impl SurfaceTest {
@@ -35,6 +37,11 @@ impl SurfaceTest {
             .iter()
             .map(|p| (&self.program.profile[p], self.program.types[p].scalar))
             .collect()
+    }
+
+    /// How many independent programs the test packs.
+    pub fn components(&self) -> usize {
+        self.component_of.values().max().map_or(1, |c| c + 1)
     }
 
     /// The row that produced output `k` (`grad` beyond the outputs: a gradient).
@@ -87,15 +94,17 @@ pub fn run_dtypes(response: &Frame, index: usize) -> Vec<Option<ScalarType>> {
 
 /// Where torch programs come from.
 pub struct SurfaceSource {
-    /// Most operator rows per program.
+    /// Most operator rows per packed component.
     pub max_ops: usize,
+    /// Independent programs packed into one compiled function.
+    pub components: usize,
 }
 
 impl SurfaceSource {
     /// Decodes `bytes` (program plan, then the generator's bytes) without running anything.
     pub fn decode(&self, bytes: &[u8]) -> (ProgramPlan, crate::torch::gen::TorchProgram) {
         let (plan, rest) = ProgramPlan::split(bytes);
-        (plan, generate(rest, self.max_ops))
+        (plan, generate_packed(rest, self.max_ops, self.components))
     }
 
     /// The mutated program of `bytes`, after an eager profile run in `host` on `device`; a
@@ -114,6 +123,7 @@ impl SurfaceSource {
             applied: Vec::new(),
             ops: generated.ops,
             producers: generated.producers,
+            component_of: generated.component_of,
         };
         let mut everything = test.program.clone();
         everything.outputs = test.program.body.iter().flat_map(Stmt::defs).collect();

@@ -9,11 +9,14 @@
 //! eager → aot_eager → inductor ladder: when `aot_eager` matches eager, the bug is
 //! Inductor's, else Dynamo's or AOT Autograd's.
 //!
-//! Input bytes: one mode byte, then the program plan and the generator's bytes. Mode bits:
-//! 0 `dynamic=True`; 2 backward (gradients of a random-weighted sum of the outputs with
-//! respect to every float parameter, compiled vs eager); 1 and 3 together (forward only):
-//! a batched `main` compiled once and called with batch sizes 1 and 2 (a guard failure and a
-//! recompilation). Otherwise `main` is compiled and called once.
+//! Input bytes: one mode byte, then the program plan and the generator's bytes. Each mode
+//! takes a quarter of the bytes (two bits set): bits 0–1 `dynamic=True`; bits 2–3 backward
+//! (gradients of a random-weighted sum of the outputs with respect to every float
+//! parameter, compiled vs eager); bits 4–5, forward only: a batched `main` compiled once and
+//! called with batch sizes 1 and 2 (a guard failure and a recompilation). Otherwise `main`
+//! is compiled and called once. Each input packs [`COMPONENTS`] independent programs into
+//! one compiled function (Inductor's cost per compilation is mostly fixed; each output
+//! belongs to one program, so a finding is still attributed).
 
 use super::hosted::{call, stage_failure};
 use super::surface::{run_dtypes, SurfaceSource, SurfaceTest};
@@ -27,6 +30,7 @@ use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::Edit;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -34,6 +38,8 @@ use std::sync::Mutex;
 const BACKEND: &str = "torch.compile";
 /// Batch sizes of the recompilation mode, in order.
 pub const BATCHES: [usize; 2] = [1, 2];
+/// Independent programs packed into one compilation (each output belongs to one).
+pub const COMPONENTS: usize = 3;
 /// Perturbations of the conditioning check, in ulps of each float parameter's type.
 const PERTURBATIONS: [u32; 3] = [2, 4, 16];
 
@@ -51,11 +57,11 @@ pub struct Mode {
 impl Mode {
     /// The mode of byte `m`.
     pub fn of(m: u8) -> Mode {
-        let backward = m & 4 != 0;
+        let backward = m & 0b1100 == 0b1100;
         Mode {
-            dynamic: m & 1 != 0,
+            dynamic: m & 0b11 == 0b11,
             backward,
-            recompile: !backward && m & 0b1010 == 0b1010,
+            recompile: !backward && m & 0b11_0000 == 0b11_0000,
         }
     }
 
@@ -85,6 +91,8 @@ pub struct TorchCompileHarness {
     /// torch's version in the Python host.
     pub torch_version: String,
     host: Mutex<PythonHost>,
+    /// Seconds and calls per host run kind (`compile:eager`, `compile:inductor`, ...).
+    timings: Mutex<BTreeMap<String, (f64, usize)>>,
 }
 
 impl FuzzTarget for TorchCompileHarness {
@@ -112,6 +120,14 @@ impl FuzzTarget for TorchCompileHarness {
         self.test(bytes, edits)
     }
 
+    fn timings(&self) -> Option<Value> {
+        let timings = self.timings.lock().unwrap_or_else(|p| p.into_inner());
+        Some(json!(timings
+            .iter()
+            .map(|(k, (s, n))| (k.clone(), json!({"seconds": s, "runs": n})))
+            .collect::<serde_json::Map<String, Value>>()))
+    }
+
     fn files(&self, bytes: &[u8], _edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
         let ([m], rest) = padded_head::<1>(bytes);
         let (plan, generated) = self.source.decode(rest);
@@ -122,6 +138,7 @@ impl FuzzTarget for TorchCompileHarness {
             applied,
             ops: generated.ops,
             producers: generated.producers,
+            component_of: generated.component_of,
         };
         (None, self.finding_files(&test, Mode::of(m)))
     }
@@ -149,10 +166,14 @@ impl TorchCompileHarness {
         }
         Ok(TorchCompileHarness {
             info: super::by_name(&format!("torch_compile_{device}"))?,
-            source: SurfaceSource { max_ops },
+            source: SurfaceSource {
+                max_ops,
+                components: COMPONENTS,
+            },
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
             host: Mutex::new(host),
+            timings: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -168,6 +189,7 @@ impl TorchCompileHarness {
         let artifacts = super::files_if_found(&verdict, || self.finding_files(&test, mode));
         TargetRun {
             artifacts,
+            programs: test.components(),
             ..TargetRun::bare(verdict)
         }
     }
@@ -187,6 +209,21 @@ impl TorchCompileHarness {
         ]
     }
 
+    /// [`call`], adding the response's run times to the timings (the phase `what` tells
+    /// the profile and conditioning requests from the compile one).
+    fn timed_call(&self, what: &str, request: &Frame) -> Result<Frame, Verdict> {
+        let response = call(&self.host, BACKEND, request)?;
+        let mut timings = self.timings.lock().unwrap_or_else(|p| p.into_inner());
+        for run in response.header["runs"].as_array().into_iter().flatten() {
+            let name = run["name"].as_str().unwrap_or("?");
+            let key = if name == "eager" { format!("{what}:eager") } else { format!("{name} ({what})") };
+            let entry = timings.entry(key).or_default();
+            entry.0 += run["seconds"].as_f64().unwrap_or(0.0);
+            entry.1 += 1;
+        }
+        Ok(response)
+    }
+
     fn request(&self, test: &SurfaceTest, source: &str, mode: Mode, extra: Value) -> Frame {
         let mut extra = extra;
         extra["backward"] = json!(mode.backward);
@@ -197,7 +234,7 @@ impl TorchCompileHarness {
     fn judge(&self, test: &SurfaceTest, mode: Mode) -> Verdict {
         let source = render(&test.program, Dialect::Python);
         let request = self.request(test, &source, mode, json!({"compile": mode.compile("inductor")}));
-        let response = match call(&self.host, BACKEND, &request) {
+        let response = match self.timed_call(&mode.label(), &request) {
             Ok(r) => r,
             Err(verdict) => return verdict,
         };
@@ -254,7 +291,7 @@ impl TorchCompileHarness {
     ) -> Verdict {
         let extra = json!({"widened": true, "perturbed": PERTURBATIONS});
         let request = self.request(test, source, mode, extra);
-        let response = match call(&self.host, BACKEND, &request) {
+        let response = match self.timed_call("condition", &request) {
             Ok(r) => r,
             Err(verdict) => return verdict,
         };
@@ -331,7 +368,7 @@ impl TorchCompileHarness {
     fn localize(&self, test: &SurfaceTest, mode: Mode, name: &str, k: usize) -> &'static str {
         let source = render(&test.program, Dialect::Python);
         let request = self.request(test, &source, mode, json!({"compile": mode.compile("aot_eager")}));
-        let Ok(response) = call(&self.host, BACKEND, &request) else {
+        let Ok(response) = self.timed_call("localize", &request) else {
             return "unlocalized";
         };
         let Ok(named) = runs(&response) else {

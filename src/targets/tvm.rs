@@ -127,6 +127,7 @@ impl TvmHarness {
             fired: run.fired,
             model: Some(run.model.bytes),
             artifacts,
+            programs: 1,
         }
     }
 

@@ -61,6 +61,8 @@ pub struct TorchProgram {
     pub ops: Vec<&'static str>,
     /// The row that defined each operator result (adapters are absent).
     pub producers: BTreeMap<Var, &'static str>,
+    /// The packed component each parameter and value belongs to.
+    pub component_of: BTreeMap<Var, usize>,
 }
 
 /// The state of one generation.
@@ -284,10 +286,15 @@ fn input_type(u: &mut Unstructured) -> VarType {
 /// Decodes `bytes` into a program of at most `max_ops` operator rows (adapters not
 /// counted). Never fails: the bytes running out ends generation.
 pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
+    generate_packed(bytes, max_ops, 1)
+}
+
+/// Decodes `bytes` into `components` independent programs of at most `max_ops` rows each,
+/// packed into one: each component draws its own parameters and reads only its own values,
+/// so one compilation tests them all and an output belongs to exactly one component.
+pub fn generate_packed(bytes: &[u8], max_ops: usize, components: usize) -> TorchProgram {
     let mut u = Unstructured::new(bytes);
     let seed = u.arbitrary::<u64>().unwrap_or(0);
-    let inputs = u.int_in_range(1..=3).unwrap_or(1);
-    let types: Vec<VarType> = (0..inputs).map(|_| input_type(&mut u)).collect();
     let mut b = Builder {
         u: &mut u,
         program: Program {
@@ -302,26 +309,44 @@ pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
         rng: ChaCha8Rng::seed_from_u64(seed),
         pool: Vec::new(),
     };
-    for ty in types {
-        let p = b.param(ty, Values::Any);
-        b.pool.push(p);
-    }
     let mut ops = Vec::new();
     let mut producers = BTreeMap::new();
-    let mut attempts = 0;
-    while ops.len() < max_ops && attempts < 4 * max_ops && !b.u.is_empty() {
-        attempts += 1;
-        let row = pick_row(b.u.arbitrary::<u16>().unwrap_or(0));
-        let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
-        if let Some(var) = family::build(row, &mut b) {
-            producers.insert(var, row.name);
-            ops.push(row.name);
-        } else {
-            // Roll back adapters and parameters of a failed instantiation.
-            b.program.body.truncate(mark.0);
-            b.pool.truncate(mark.1);
-            for p in b.program.params.drain(mark.2..) {
-                b.program.profile.remove(&p);
+    let mut component_of = BTreeMap::new();
+    for component in 0..components.max(1) {
+        if component > 0 && b.u.is_empty() {
+            break;
+        }
+        b.pool.clear();
+        let inputs = b.u.int_in_range(1..=3).unwrap_or(1);
+        for _ in 0..inputs {
+            let ty = input_type(b.u);
+            let p = b.param(ty, Values::Any);
+            b.pool.push(p);
+        }
+        let (mut made, mut attempts) = (0, 0);
+        while made < max_ops && attempts < 4 * max_ops && !b.u.is_empty() {
+            attempts += 1;
+            let row = pick_row(b.u.arbitrary::<u16>().unwrap_or(0));
+            let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
+            if let Some(var) = family::build(row, &mut b) {
+                producers.insert(var, row.name);
+                ops.push(row.name);
+                made += 1;
+            } else {
+                // Roll back adapters and parameters of a failed instantiation.
+                b.program.body.truncate(mark.0);
+                b.pool.truncate(mark.1);
+                for p in b.program.params.drain(mark.2..) {
+                    b.program.profile.remove(&p);
+                }
+            }
+        }
+        for v in b.program.params.iter().chain(b.pool.iter()) {
+            component_of.entry(v.clone()).or_insert(component);
+        }
+        for s in &b.program.body {
+            for v in s.defs() {
+                component_of.entry(v).or_insert(component);
             }
         }
     }
@@ -341,6 +366,7 @@ pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
         program: b.program,
         ops,
         producers,
+        component_of,
     }
 }
 
@@ -370,6 +396,20 @@ mod tests {
             for p in &a.program.params {
                 let ty = &a.program.types[p];
                 assert_eq!(a.program.profile[p].shape, ty.shape, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn packed_components_read_only_their_own_values() {
+        for seed in 0..100 {
+            let packed = generate_packed(&bytes(seed, 900), 6, 3);
+            let of = &packed.component_of;
+            for stmt in &packed.program.body {
+                let defs = stmt.defs();
+                for r in stmt.reads() {
+                    assert_eq!(of[&r], of[&defs[0]], "seed {seed}: {stmt:?}");
+                }
             }
         }
     }

@@ -340,7 +340,7 @@ fn torch_only() -> Vec<TorchOp> {
         row("interpolate1d", Interpolate { dims: 1 }, Float, Out::Same, "torch.nn.functional.interpolate({0}, {resize})"),
         row("interpolate2d", Interpolate { dims: 2 }, Float, Out::Same, "torch.nn.functional.interpolate({0}, {resize})"),
         row("pad", Pad, Numeric, Out::Same, "torch.nn.functional.pad({0}, {pad})"),
-        row("batch_norm", Norm, Float, Out::Same, "torch.nn.functional.batch_norm({0}, {3}, {4}, {1}, {2}, False, 0.1, {f:0.001:0.5})"),
+        row("batch_norm", Norm, Float, Out::Same, "torch.nn.functional.batch_norm({0}, {3}.detach(), {4}.detach(), {1}, {2}, False, 0.1, {f:0.001:0.5})"),
         row("instance_norm", Norm, Float, Out::Same, "torch.nn.functional.instance_norm({0}, weight={1}, bias={2}, eps={f:0.001:0.5})"),
         row("group_norm", Norm, Float, Out::Same, "torch.nn.functional.group_norm({0}, {groups}, {1}, {2}, eps={f:0.001:0.5})"),
         row("layer_norm", Norm, Float, Out::Same, "torch.nn.functional.layer_norm({0}, {normalized}, {1}, {2}, eps={f:0.001:0.5})"),

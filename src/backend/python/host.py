@@ -12,6 +12,7 @@ import json
 import os
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -121,7 +122,6 @@ def _torch_setup():
     import torch._dynamo
     import torch._inductor.config as inductor_config
 
-    inductor_config.compile_threads = 1
     torch._dynamo.config.suppress_errors = False
     torch._dynamo.config.recompile_limit = 64
     torch.set_num_threads(1)
@@ -234,13 +234,15 @@ def torch_program(req, blobs):
     runs = []
 
     def record(name, thunk):
+        start = time.perf_counter()
         try:
             result = stage(name, thunk)
         except StageFailed as f:
-            runs.append({"name": name, "error": f.record})
+            runs.append({"name": name, "error": f.record, "seconds": time.perf_counter() - start})
             return False
         specs, dtypes = _host(out, torch, result)
-        runs.append({"name": name, "outputs": specs, "dtypes": dtypes})
+        seconds = time.perf_counter() - start
+        runs.append({"name": name, "outputs": specs, "dtypes": dtypes, "seconds": seconds})
         return True
 
     if not record("eager", lambda: _run(torch, main, xs, backward, seed)):
