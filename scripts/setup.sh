@@ -82,7 +82,8 @@ if [ ! -e "$torch_deps/torch/lib/libtorch_cpu.so" ]; then
 fi
 [ -e "$torch_deps/torch/lib/libtorch_cpu.so" ] || { log "missing libtorch after pip install"; exit 1; }
 
-# The Python-hosted compilers (torch.compile, TVM Relax): the full torch wheel with its CUDA
+# The Python-hosted compilers (torch.compile, the torch ONNX exporter with onnxscript and
+# ONNX Runtime, TVM Relax): the full torch wheel with its CUDA
 # libraries (importing torch needs them even on a CPU-only machine; Triton comes along for the
 # GPU variants) and apache-tvm, in one environment with onnx for TVM's frontend. The Rust
 # side starts `python3` with PYTHONPATH=.deps/python (src/paths.rs: python_env).
@@ -90,21 +91,22 @@ fi
 py_env="$root/.deps/python"
 torch_newest=2.15.0
 have_python_env() {
-  PYTHONPATH="$py_env" python3 - "$torch_newest" "$@" <<'PY' 2>/dev/null
+  PYTHONPATH="$py_env" python3 - "$torch_newest" "$ort_newest" "$@" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
-want = {"torch": sys.argv[1], "apache-tvm": "0.27.0.post1", "onnx": None}
+want = {"torch": sys.argv[1], "apache-tvm": "0.27.0.post1", "onnx": None,
+        "onnxscript": None, "onnxruntime": sys.argv[2]}
 for name, version in want.items():
     if m.version(name) != (version or m.version(name)):
         sys.exit(1)
 if "--import" in sys.argv:
-    import torch, tvm, onnx  # noqa: F401
+    import torch, tvm, onnx, onnxscript, onnxruntime  # noqa: F401
 PY
 }
 if [ "$python_compilers" = 1 ] && ! have_python_env; then
-  log "installing torch==$torch_newest, apache-tvm==0.27.0.post1 and onnx into .deps/python (about 5 GB)"
+  log "installing torch==$torch_newest, apache-tvm==0.27.0.post1, onnx, onnxscript and onnxruntime==$ort_newest into .deps/python (about 5 GB)"
   python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$py_env" \
-    "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx
-  have_python_env --import || { log "torch/tvm/onnx do not import from .deps/python after pip install"; exit 1; }
+    "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx onnxscript "onnxruntime==$ort_newest"
+  have_python_env --import || { log "torch/tvm/onnx/onnxscript/onnxruntime do not import from .deps/python after pip install"; exit 1; }
 fi
 
 # C toolchain for cc/bindgen-based crates (and for Inductor's generated C++).

@@ -64,10 +64,19 @@ pub fn skip_kind(skip: &Skip) -> &'static str {
     }
 }
 
+/// A skip's reason without its numbers and cut short, so that like skips count together.
+fn reason_key(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_ascii_digit())
+        .take(180)
+        .collect()
+}
+
 /// Runs `target` on `count` seeded random inputs of `len` bytes: setup time is the caller's
 /// (the target is built); the first input is timed apart (lazy set-up in the compiler), then
 /// execs/s over the rest, verdict counts, and the share of inputs the compiler compiled and
-/// ran (a pass or a finding, not a skip). `tick` is called after each input.
+/// ran (a pass or a finding, not a skip), and the skips by reason. `tick` is called after
+/// each input.
 pub fn target(
     target: &dyn FuzzTarget,
     count: usize,
@@ -80,10 +89,14 @@ pub fn target(
     let mut findings: BTreeMap<String, usize> = BTreeMap::new();
     let mut examples: BTreeMap<String, String> = BTreeMap::new();
     let mut programs = 0usize;
+    let mut skips: BTreeMap<String, usize> = BTreeMap::new();
     let mut tally = |verdict: Verdict| {
         let (key, example) = match &verdict {
             Verdict::Pass => ("pass".to_string(), String::new()),
-            Verdict::Skipped(skip) => (format!("skip:{}", skip_kind(skip)), format!("{skip:?}")),
+            Verdict::Skipped(skip) => {
+                *skips.entry(reason_key(&format!("{skip:?}"))).or_default() += 1;
+                (format!("skip:{}", skip_kind(skip)), format!("{skip:?}"))
+            }
             Verdict::Found(f) => {
                 *findings.entry(f.signature.clone()).or_default() += 1;
                 (format!("found:{:?}", f.kind), f.detail.clone())
@@ -122,6 +135,7 @@ pub fn target(
         "verdicts": verdicts,
         "findings": findings,
         "first_of_each": examples,
+        "skip_reasons": skips,
         "timings": target.timings(),
     })
 }
@@ -389,13 +403,20 @@ pub fn write_models(
 /// random inputs and run once eagerly in the Python host (no compiler): the share eager runs
 /// with every value of the predicted type (validity), why the rest do not, and which rows
 /// and element types the programs reached.
-pub fn surface(count: usize, ops: usize, seed: u64, len: usize, tick: &dyn Fn()) -> Result<Value, String> {
+pub fn surface(
+    count: usize,
+    ops: usize,
+    seed: u64,
+    len: usize,
+    tick: &dyn Fn(),
+) -> Result<Value, String> {
     use crate::backend::python::{request_timeout, HostConfig, PythonHost};
     use crate::targets::surface::SurfaceSource;
     let host = std::sync::Mutex::new(PythonHost::new(HostConfig::local(request_timeout())));
     let source = SurfaceSource {
         max_ops: ops,
         components: 1,
+        shape_conditions: false,
     };
     let mut input = random_inputs(seed, len);
     let (mut valid, mut rows_total) = (0usize, 0usize);
@@ -407,7 +428,7 @@ pub fn surface(count: usize, ops: usize, seed: u64, len: usize, tick: &dyn Fn())
         let bytes = input();
         let (_, generated) = source.decode(&bytes);
         rows_total += generated.ops.len();
-        match source.program(&host, "torch.compile", "cpu", &bytes) {
+        match source.program(&host, "torch.compile", "cpu", &bytes, &[]) {
             Ok(test) => {
                 valid += 1;
                 for op in &test.ops {
@@ -419,20 +440,21 @@ pub fn surface(count: usize, ops: usize, seed: u64, len: usize, tick: &dyn Fn())
             }
             Err(verdict) => {
                 let text = format!("{verdict:?}");
-                // The reason without its numbers, so that like failures count together.
-                let key: String = text
-                    .chars()
-                    .filter(|c| !c.is_ascii_digit())
-                    .take(90)
-                    .collect();
-                examples.entry(key.clone()).or_insert_with(|| text.chars().take(300).collect());
+                let key = reason_key(&text);
+                examples
+                    .entry(key.clone())
+                    .or_insert_with(|| text.chars().take(300).collect());
                 *reasons.entry(key).or_default() += 1;
             }
         }
         tick();
     }
     let table = crate::torch::ops::table();
-    let never: Vec<&str> = table.iter().map(|o| o.name).filter(|n| !rows.contains_key(n)).collect();
+    let never: Vec<&str> = table
+        .iter()
+        .map(|o| o.name)
+        .filter(|n| !rows.contains_key(n))
+        .collect();
     Ok(json!({
         "programs": count,
         "valid_share": valid as f64 / count.max(1) as f64,

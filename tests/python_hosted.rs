@@ -1,7 +1,7 @@
 //! The Python host and the torch.compile / TVM targets' building blocks: outcome
 //! classification of planted failures (a Python exception, an unsupported feature, a native
 //! crash, a hang), torch-surface programs valid in eager and unchanged by TorchProbe's
-//! mutations, and standalone reproducers.
+//! mutations, program reduction replaying from its edits, and standalone reproducers.
 
 use dlcfuzz::backend::python::frame::Frame;
 use dlcfuzz::backend::python::{runs, HostConfig, HostFailure, PythonHost, Run};
@@ -113,11 +113,12 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
     let source = SurfaceSource {
         max_ops: 10,
         components: 2,
+        shape_conditions: false,
     };
     let (mut valid, mut mutated, mut closures, mut views) = (0, 0, 0, 0);
     let inputs = common::random_inputs(5, 300, 600);
     for bytes in &inputs {
-        let Ok(test) = source.program(&host, "torch.compile", "cpu", bytes) else {
+        let Ok(test) = source.program(&host, "torch.compile", "cpu", bytes, &[]) else {
             continue;
         };
         valid += 1;
@@ -125,8 +126,12 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
             continue;
         }
         let python = render(&test.program, Dialect::Python);
-        let response = call(&host, "torch.compile", &test.request(&python, "cpu", json!({})))
-            .unwrap_or_else(|v| panic!("{v:?}\n{python}"));
+        let response = call(
+            &host,
+            "torch.compile",
+            &test.request(&python, "cpu", json!({})),
+        )
+        .unwrap_or_else(|v| panic!("{v:?}\n{python}"));
         let outputs = match runs(&response).expect("runs").into_iter().next() {
             Some((_, Run::Outputs(o))) => o,
             other => panic!("mutated program fails in eager: {other:?}\n{python}"),
@@ -145,9 +150,16 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
         views += usize::from(python.contains("[...] = "));
     }
     eprintln!("{valid} valid programs; {mutated} mutated, {closures} with nested functions, {views} writing through views");
-    assert!(valid * 100 >= inputs.len() * 85, "only {valid} of {} valid", inputs.len());
+    assert!(
+        valid * 100 >= inputs.len() * 85,
+        "only {valid} of {} valid",
+        inputs.len()
+    );
     assert!(mutated * 3 >= valid, "{mutated} of {valid} mutated");
-    assert!(closures >= 20 && views >= 20, "{closures} closures, {views} views");
+    assert!(
+        closures >= 20 && views >= 20,
+        "{closures} closures, {views} views"
+    );
 }
 
 /// The standalone reproducers of the Python-hosted and TorchScript targets run without
@@ -157,7 +169,12 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
 fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
     use dlcfuzz::targets::{build, TargetConfig};
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["torchscript_cpu", "torch_compile_cpu", "tvm_llvm"] {
+    for name in [
+        "torchscript_cpu",
+        "torch_compile_cpu",
+        "torch_onnx_export",
+        "tvm_llvm",
+    ] {
         let target = build(&TargetConfig::new(name, 10)).expect("target builds");
         let mut seeds: Vec<_> = std::fs::read_dir(root.join("corpus").join(name))
             .expect("seeds")
@@ -201,4 +218,80 @@ fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
         }
         assert!(ran > 0, "{name}: no passing seed to check");
     }
+}
+
+/// Program reduction on real torch-surface programs: with "output X keeps its eager value"
+/// as the failure to keep, the reducer drops every other output (the other packed programs
+/// go whole), cuts statements X does not need computed, and its edits replay from the
+/// bytes to a smaller program whose X is still the same.
+#[test]
+fn program_reduction_keeps_what_an_output_needs_and_replays_from_its_edits() {
+    use dlcfuzz::mutate::program::render::{render, Dialect};
+    use dlcfuzz::oracle::accuracy::error;
+    use dlcfuzz::reduce::program::reduce;
+    use dlcfuzz::targets::surface::{SurfaceSource, SurfaceTest};
+    let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(120))));
+    let source = SurfaceSource {
+        max_ops: 6,
+        components: 3,
+        shape_conditions: false,
+    };
+    // X's value when the (edited, mutated) program runs in eager, if it is still an output.
+    let value_of = |test: &SurfaceTest, var: &str| {
+        let k = test.program.outputs.iter().position(|o| o == var)?;
+        let python = render(&test.program, Dialect::Python);
+        let response = call(
+            &host,
+            "torch.compile",
+            &test.request(&python, "cpu", json!({})),
+        )
+        .ok()?;
+        match runs(&response).ok()?.into_iter().next() {
+            Some((_, Run::Outputs(o))) => o.into_iter().nth(k),
+            _ => None,
+        }
+    };
+    let mut reduced = 0;
+    for bytes in &common::random_inputs(11, 60, 700) {
+        let Ok(test) = source.program(&host, "torch.compile", "cpu", bytes, &[]) else {
+            continue;
+        };
+        if test.program.outputs.len() < 3 || test.program.body.len() < 6 {
+            continue;
+        }
+        let var = test.program.outputs.last().expect("outputs").clone();
+        let (want, scalar) = (
+            test.program.profile[&var].clone(),
+            test.program.types[&var].scalar,
+        );
+        let same = |edits: &[dlcfuzz::reduce::Edit]| {
+            source
+                .program(&host, "torch.compile", "cpu", bytes, edits)
+                .ok()
+                .and_then(|t| value_of(&t, &var))
+                .is_some_and(|got| error(&got, &want, scalar) <= 1.0)
+        };
+        let reduction = reduce(&source.outline(bytes), Duration::from_secs(120), same);
+        assert!(!reduction.out_of_budget, "{reduction:?}");
+        let replayed = source
+            .program(&host, "torch.compile", "cpu", bytes, &reduction.edits)
+            .expect("the reduced program replays");
+        assert_eq!(replayed.program.outputs, vec![var.clone()], "{reduction:?}");
+        assert!(
+            replayed.program.body.len() < test.program.body.len(),
+            "{} statements before, {} after",
+            test.program.body.len(),
+            replayed.program.body.len()
+        );
+        let got = value_of(&replayed, &var).expect("the reduced program runs");
+        assert!(error(&got, &want, scalar) <= 1.0);
+        reduced += 1;
+        if reduced == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        reduced, 2,
+        "too few programs with three outputs and six statements"
+    );
 }

@@ -199,6 +199,14 @@ fn torch_compile_cpu_target_runs_mostly_valid_cases() {
     assert!(valid >= 0.9, "valid fraction {valid}");
 }
 
+/// The PyTorch ONNX exporter with ONNX Runtime: 60 random inputs plus the seeds (an export
+/// takes about a second).
+#[test]
+fn torch_onnx_export_target_runs_mostly_valid_cases() {
+    let valid = differential("torch_onnx_export", 60, 37);
+    assert!(valid >= 0.9, "valid fraction {valid}");
+}
+
 /// TorchScript (CPU) through the same registry path.
 #[test]
 fn torchscript_cpu_target_runs_mostly_valid_cases() {

@@ -62,10 +62,13 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
             report.finding.signature
         ));
     }
-    // Inputs that are not graphs (untrusted ONNX files) are kept as found.
-    let reduction = match target.decode(&bytes) {
-        Some(case) => reduce(&case, opts.budget, &mut still_fails),
-        None => Reduction::default(),
+    // Graphs and programs are reduced; untrusted ONNX files are kept as found.
+    let reduction = match (target.decode(&bytes), target.outline(&bytes)) {
+        (Some(case), _) => reduce(&case, opts.budget, &mut still_fails),
+        (None, Some(outline)) => {
+            crate::reduce::program::reduce(&outline, opts.budget, &mut still_fails)
+        }
+        (None, None) => Reduction::default(),
     };
     drop(executor);
     let _ = std::fs::remove_dir_all(&inflight);

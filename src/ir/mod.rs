@@ -8,6 +8,6 @@ pub mod scalar;
 pub mod tensor;
 
 pub use dtype::DType;
-pub use scalar::ScalarType;
 pub use graph::{Graph, Node, NodeKind, ValueRef};
+pub use scalar::ScalarType;
 pub use tensor::{Buffer, Tensor, TensorType};

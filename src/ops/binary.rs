@@ -180,7 +180,9 @@ pub fn table() -> &'static [Binary] {
             .divisor()
             .torch("torch.div({a}, {b})"),
             op("Mod", Numeric, modulo).divisor(),
-            op("Pow", Float, pow).elementary().torch("torch.pow({a}, {b})"),
+            op("Pow", Float, pow)
+                .elementary()
+                .torch("torch.pow({a}, {b})"),
             op("Max", Numeric, |x, y, a| {
                 numeric::ordered(&in_order(x, y, a.dtype, |x, y| x.f_maximum(y))?, a.dtype)
             })

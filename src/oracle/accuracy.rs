@@ -69,7 +69,10 @@ pub fn judge(e: &Evidence) -> Judgement {
             e.compiled.shape, e.eager.shape
         ));
     }
-    if e.perturbed.iter().any(|p| error(p, e.eager, e.scalar) > 1.0) {
+    if e.perturbed
+        .iter()
+        .any(|p| error(p, e.eager, e.scalar) > 1.0)
+    {
         return Judgement::Fragile;
     }
     let eager_err = error(e.eager, e.widened, e.scalar);
@@ -97,7 +100,10 @@ pub fn judge(e: &Evidence) -> Judgement {
 
 fn differing(a: &Tensor, b: &Tensor) -> usize {
     let (a, b) = (a.data.to_f64_vec(), b.data.to_f64_vec());
-    a.iter().zip(&b).filter(|(x, y)| x != y && !(x.is_nan() && y.is_nan())).count()
+    a.iter()
+        .zip(&b)
+        .filter(|(x, y)| x != y && !(x.is_nan() && y.is_nan()))
+        .count()
 }
 
 #[cfg(test)]
@@ -178,6 +184,9 @@ mod tests {
         let b = f32s(&[1.0 + 2e-4, f32::NAN]);
         let e = error(&b, &a, ScalarType::F32);
         assert!(e > 1.0 && e < 3.0, "{e}");
-        assert_eq!(error(&i64s(&[1]), &i64s(&[2]), ScalarType::I64), f64::INFINITY);
+        assert_eq!(
+            error(&i64s(&[1]), &i64s(&[2]), ScalarType::I64),
+            f64::INFINITY
+        );
     }
 }

@@ -33,6 +33,8 @@ pub enum Edit {
     Freeze(usize),
     /// A weight (initializer) becomes a model input.
     Thaw(usize),
+    /// An edit of a program target's program ([`super::program`]); graphs reject it.
+    Program(super::program::ProgramEdit),
 }
 
 /// Why an edit does not apply.
@@ -51,6 +53,7 @@ pub fn apply(case: &mut TestCase, edit: &Edit) -> Result<(), EditError> {
         Edit::DropOutput(node) => drop_output(case, NodeIndex::new(*node))?,
         Edit::Freeze(n) => retag(case, NodeIndex::new(*n), NodeKind::Input, NodeKind::Weight)?,
         Edit::Thaw(n) => retag(case, NodeIndex::new(*n), NodeKind::Weight, NodeKind::Input)?,
+        Edit::Program(p) => return Err(format!("{p:?} edits a program, not a graph")),
     }
     if case.graph.op_count() == 0 || case.graph.outputs().is_empty() {
         return Err("no operator or output left".into());

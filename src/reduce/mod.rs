@@ -15,6 +15,7 @@
 //! worst empty).
 
 pub mod edit;
+pub mod program;
 
 pub use edit::{apply_all, Edit};
 

@@ -13,6 +13,8 @@
 //!   backend against the libtorch reference.
 //! - Program targets ([`torchscript`], [`torch_compile`]): bytes → program plan + graph → SSA
 //!   program → TorchScript / `torch.compile` against libtorch eager.
+//! - The PyTorch ONNX exporter ([`torch_onnx_export`]): a torch program exported to ONNX and
+//!   run by ONNX Runtime against torch eager.
 //! - TVM ([`tvm`]): a graph through TVM Relax, plain and after a pass sequence.
 //! - Load targets ([`load`]): bytes are an untrusted ONNX file; only crashes are findings.
 
@@ -23,6 +25,7 @@ pub mod program;
 pub mod repro;
 pub mod surface;
 pub mod torch_compile;
+pub mod torch_onnx_export;
 pub mod torchscript;
 pub mod tvm;
 
@@ -210,6 +213,13 @@ pub trait FuzzTarget: Send + Sync {
     /// `None` when the target's input is not a graph.
     fn decode(&self, bytes: &[u8]) -> Option<TestCase>;
 
+    /// What a program reduction of `bytes` can edit, for targets whose input decodes to a
+    /// program rather than a graph ([`crate::reduce::program`]); `None` otherwise.
+    fn outline(&self, bytes: &[u8]) -> Option<crate::reduce::program::Outline> {
+        let _ = bytes;
+        None
+    }
+
     /// One test of `bytes` with reduction `edits` applied to its graph. When `inflight` is
     /// given, the model goes there before the compiler sees it, so that a process death
     /// leaves it behind.
@@ -304,7 +314,8 @@ pub struct TargetInfo {
     /// The registry and cargo-fuzz name.
     pub name: &'static str,
     /// The compiler it tests: an ONNX backend's [`crate::backend::by_name`] name (`ort`,
-    /// `tract`, `tvm`, `faulty`), or a program compiler (`torchscript`, `torch_compile`).
+    /// `tract`, `tvm`, `faulty`), or a program compiler (`torchscript`, `torch_compile`,
+    /// `torch_onnx_export`).
     pub backend: &'static str,
     /// Where the compiled code runs.
     pub device: Device,
@@ -433,7 +444,7 @@ pub static TARGETS: &[TargetInfo] = &[
         },
         constraint_levels: false,
         fuzz_binary: true,
-        summary: "torch-surface programs (145 operator rows, 10 element types) with TorchProbe mutations, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes, backward, recompilation",
+        summary: "torch-surface programs (199 operator rows, 10 element types) with TorchProbe mutations, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes, backward, recompilation",
         build: torch_compile::build_cpu,
     },
     TargetInfo {
@@ -447,6 +458,18 @@ pub static TARGETS: &[TargetInfo] = &[
         fuzz_binary: true,
         summary: "torch_compile_cpu on CUDA device 0 (Inductor's Triton backend)",
         build: torch_compile::build_cuda,
+    },
+    TargetInfo {
+        name: "torch_onnx_export",
+        backend: "torch_onnx_export",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "torch-surface programs with TorchProbe mutations through torch.onnx.export (the wheel's default exporter), the ONNX checker and ONNX Runtime (no optimizations), against torch eager; mismatches localized with the onnx reference implementation",
+        build: torch_onnx_export::build,
     },
     TargetInfo {
         name: "tvm_llvm",
@@ -562,11 +585,14 @@ mod tests {
     }
 
     #[test]
-    fn twelve_fuzz_binaries_each_with_a_known_backend() {
+    fn thirteen_fuzz_binaries_each_with_a_known_backend() {
         let binaries = TARGETS.iter().filter(|t| t.fuzz_binary).count();
-        assert_eq!(binaries, 12);
+        assert_eq!(binaries, 13);
         for t in TARGETS {
-            let program = matches!(t.backend, "torchscript" | "torch_compile");
+            let program = matches!(
+                t.backend,
+                "torchscript" | "torch_compile" | "torch_onnx_export"
+            );
             assert!(
                 program || crate::backend::BACKENDS.iter().any(|b| b.name == t.backend),
                 "{}: backend {}",

@@ -8,7 +8,10 @@ use crate::backend::python::{runs, PythonHost, Run};
 use crate::ir::{ScalarType, Tensor};
 use crate::mutate::program::render::{render, Dialect, ENTRY};
 use crate::mutate::program::{Program, ProgramPlan, Stmt, Var};
+use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Skip, Verdict};
+use crate::reduce::program::{dropped_mutations, Outline};
+use crate::reduce::Edit;
 use crate::torch::gen::generate_packed;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -80,6 +83,115 @@ impl SurfaceTest {
     }
 }
 
+/// Perturbations of the conditioning runs, in ulps of each float parameter's type.
+pub const PERTURBATIONS: [u32; 3] = [2, 4, 16];
+
+/// How a candidate run (compiled, exported) compares with eager.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Judged {
+    /// Every output within its type's tolerance.
+    Agrees,
+    /// Outputs differ, and the conditioning runs explain each difference (rounding,
+    /// fragile, undefined): the reasons.
+    Explained(String),
+    /// Output `k` is wrong: `what` is `dtype`, `arity`, `shape` or `value`.
+    Wrong {
+        /// What differs.
+        what: &'static str,
+        /// The output.
+        k: usize,
+        /// By how much.
+        detail: String,
+    },
+}
+
+/// A candidate run's outputs `got` (of types `got_types`) against eager's (`eager`,
+/// `types`): a different type or a missing output is always wrong; outputs beyond their
+/// type's tolerance are judged by [`crate::oracle::accuracy`] on the runs `conditioning`
+/// returns (a response with a `widened` run and `perturbed<k>` runs), requested only then.
+pub fn judge_against_eager(
+    eager: &[Tensor],
+    types: &[Option<ScalarType>],
+    got: &[Tensor],
+    got_types: &[Option<ScalarType>],
+    conditioning: impl FnOnce() -> Result<Frame, Verdict>,
+) -> Result<Judged, Verdict> {
+    if got.len() < eager.len() {
+        let detail = format!("{} outputs, eager has {}", got.len(), eager.len());
+        return Ok(Judged::Wrong {
+            what: "arity",
+            k: got.len(),
+            detail,
+        });
+    }
+    if let Some(k) = (0..types.len()).find(|k| got_types.get(*k) != types.get(*k)) {
+        let detail = format!(
+            "output {k} is {:?}, eager's is {:?}",
+            got_types.get(k),
+            types.get(k)
+        );
+        return Ok(Judged::Wrong {
+            what: "dtype",
+            k,
+            detail,
+        });
+    }
+    let scalar = |k: usize| types[k].unwrap_or(ScalarType::F32);
+    let suspects: Vec<usize> = (0..eager.len())
+        .filter(|k| error(&got[*k], &eager[*k], scalar(*k)) > 1.0)
+        .collect();
+    if suspects.is_empty() {
+        return Ok(Judged::Agrees);
+    }
+    let response = conditioning()?;
+    let Ok(named) = runs(&response) else {
+        return Err(Verdict::Skipped(Skip::Invalid(
+            "conditioning runs: bad response".into(),
+        )));
+    };
+    let outputs = |n: &str| {
+        named.iter().find_map(|(m, r)| match r {
+            Run::Outputs(o) if m == n => Some(o.clone()),
+            _ => None,
+        })
+    };
+    let Some(widened) = outputs("widened") else {
+        return Ok(Judged::Explained(
+            "the program does not run widened to float64/int64: no exact result to judge by".into(),
+        ));
+    };
+    let perturbed: Vec<Vec<Tensor>> = (0..PERTURBATIONS.len())
+        .filter_map(|k| outputs(&format!("perturbed{k}")))
+        .collect();
+    let mut reasons = Vec::new();
+    for k in suspects {
+        let moved: Vec<&Tensor> = perturbed.iter().filter_map(|p| p.get(k)).collect();
+        let evidence = Evidence {
+            scalar: scalar(k),
+            eager: &eager[k],
+            compiled: &got[k],
+            widened: &widened[k],
+            perturbed: &moved,
+        };
+        match judge(&evidence) {
+            Judgement::Wrong(detail) => {
+                let what = if got[k].shape != eager[k].shape {
+                    "shape"
+                } else {
+                    "value"
+                };
+                return Ok(Judged::Wrong {
+                    what,
+                    k,
+                    detail: format!("output {k}: {detail}"),
+                });
+            }
+            other => reasons.push(format!("output {k}: {other:?}")),
+        }
+    }
+    Ok(Judged::Explained(reasons.join("; ")))
+}
+
 /// The torch types of a run's outputs, from the host's `dtypes` list.
 pub fn run_dtypes(response: &Frame, index: usize) -> Vec<Option<ScalarType>> {
     response.header["runs"][index]["dtypes"]
@@ -98,24 +210,45 @@ pub struct SurfaceSource {
     pub max_ops: usize,
     /// Independent programs packed into one compiled function.
     pub components: usize,
+    /// EMI conditions only on shapes, never on values (for compilers that trace shapes but
+    /// not data: [`ProgramPlan::shape_conditions_only`]).
+    pub shape_conditions: bool,
 }
 
 impl SurfaceSource {
     /// Decodes `bytes` (program plan, then the generator's bytes) without running anything.
     pub fn decode(&self, bytes: &[u8]) -> (ProgramPlan, crate::torch::gen::TorchProgram) {
         let (plan, rest) = ProgramPlan::split(bytes);
+        let plan = if self.shape_conditions {
+            plan.shape_conditions_only()
+        } else {
+            plan
+        };
         (plan, generate_packed(rest, self.max_ops, self.components))
     }
 
-    /// The mutated program of `bytes`, after an eager profile run in `host` on `device`; a
-    /// skip when eager fails, computes a non-finite output, or a value's type differs from
-    /// the generator's prediction (a generator bug, reported as invalid).
+    /// What a program reduction of `bytes` can edit (nothing runs).
+    pub fn outline(&self, bytes: &[u8]) -> Outline {
+        let (plan, generated) = self.decode(bytes);
+        let program = generated.program;
+        Outline {
+            mutations: plan.mutations.len(),
+            outputs: program.outputs.clone(),
+            statements: program.body.iter().flat_map(Stmt::defs).collect(),
+        }
+    }
+
+    /// The mutated program of `bytes` with reduction `edits`, after an eager profile run in
+    /// `host` on `device`; a skip when eager fails, computes a non-finite output, a value's
+    /// type differs from the generator's prediction (a generator bug, reported as invalid),
+    /// or the edits do not apply.
     pub fn program(
         &self,
         host: &Mutex<PythonHost>,
         backend: &str,
         device: &str,
         bytes: &[u8],
+        edits: &[Edit],
     ) -> Result<SurfaceTest, Verdict> {
         let (plan, generated) = self.decode(bytes);
         let mut test = SurfaceTest {
@@ -128,7 +261,9 @@ impl SurfaceSource {
         let mut everything = test.program.clone();
         everything.outputs = test.program.body.iter().flat_map(Stmt::defs).collect();
         if everything.outputs.is_empty() {
-            return Err(Verdict::Skipped(Skip::Invalid("no operator instantiated".into())));
+            return Err(Verdict::Skipped(Skip::Invalid(
+                "no operator instantiated".into(),
+            )));
         }
         let source = render(&everything, Dialect::Python);
         let request = test.request(&source, device, json!({}));
@@ -169,6 +304,10 @@ impl SurfaceSource {
             }
             test.program.profile.insert(var.clone(), value);
         }
+        if !edits.is_empty() {
+            crate::reduce::program::apply(&mut test.program, edits)
+                .map_err(|e| invalid(format!("reduction edits: {e}")))?;
+        }
         if test
             .program
             .outputs
@@ -177,7 +316,101 @@ impl SurfaceSource {
         {
             return Err(Verdict::Skipped(Skip::NonFinite));
         }
-        test.applied = plan.apply(&mut test.program);
+        test.applied = plan.apply_except(&mut test.program, &dropped_mutations(edits));
         Ok(test)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Buffer;
+
+    fn t(values: &[f32]) -> Tensor {
+        Tensor {
+            shape: vec![values.len()],
+            data: Buffer::F32(values.to_vec()),
+        }
+    }
+
+    /// A host response with the named runs' outputs.
+    fn response(named: &[(&str, Vec<Tensor>)]) -> Frame {
+        let mut frame = Frame::new(json!({}));
+        let runs: Vec<Value> = named
+            .iter()
+            .map(|(name, outputs)| {
+                let specs: Vec<Value> = outputs.iter().map(|o| frame.tensor(o)).collect();
+                json!({"name": name, "outputs": specs, "dtypes": vec!["float32"; outputs.len()]})
+            })
+            .collect();
+        frame.header = json!({ "runs": runs });
+        frame
+    }
+
+    const F32: [Option<ScalarType>; 1] = [Some(ScalarType::F32)];
+
+    #[test]
+    fn agreeing_runs_never_ask_for_conditioning() {
+        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[t(&[1.0])], &F32, || {
+            panic!("conditioning requested")
+        });
+        assert_eq!(judged, Ok(Judged::Agrees));
+    }
+
+    #[test]
+    fn types_and_arity_are_always_wrong() {
+        let no_conditioning = || -> Result<Frame, Verdict> { panic!("conditioning requested") };
+        let other = [Some(ScalarType::F64)];
+        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[t(&[1.0])], &other, no_conditioning);
+        assert!(
+            matches!(
+                judged,
+                Ok(Judged::Wrong {
+                    what: "dtype",
+                    k: 0,
+                    ..
+                })
+            ),
+            "{judged:?}"
+        );
+        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[], &[], no_conditioning);
+        assert!(
+            matches!(judged, Ok(Judged::Wrong { what: "arity", .. })),
+            "{judged:?}"
+        );
+    }
+
+    #[test]
+    fn a_difference_is_wrong_only_when_farther_from_the_exact_result_than_eager() {
+        let eager = [t(&[1.0, 2.0])];
+        let wrong = [t(&[1.0, 2.5])];
+        let exact = response(&[("eager", eager.to_vec()), ("widened", eager.to_vec())]);
+        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(exact));
+        assert!(
+            matches!(
+                judged,
+                Ok(Judged::Wrong {
+                    what: "value",
+                    k: 0,
+                    ..
+                })
+            ),
+            "{judged:?}"
+        );
+        // Eager is the one off the exact result: the compiled value is more accurate.
+        let closer = response(&[("eager", eager.to_vec()), ("widened", wrong.to_vec())]);
+        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(closer));
+        assert!(matches!(judged, Ok(Judged::Explained(_))), "{judged:?}");
+        // Eager moves under perturbation: fragile, never compared.
+        let fragile = response(&[
+            ("eager", eager.to_vec()),
+            ("widened", eager.to_vec()),
+            ("perturbed0", wrong.to_vec()),
+        ]);
+        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(fragile));
+        assert!(
+            matches!(judged, Ok(Judged::Explained(ref r)) if r.contains("Fragile")),
+            "{judged:?}"
+        );
     }
 }

@@ -19,15 +19,18 @@
 //! belongs to one program, so a finding is still attributed).
 
 use super::hosted::{call, stage_failure};
-use super::surface::{run_dtypes, SurfaceSource, SurfaceTest};
+use super::surface::{
+    judge_against_eager, run_dtypes, Judged, SurfaceSource, SurfaceTest, PERTURBATIONS,
+};
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
 use crate::backend::python::{request_timeout, runs, HostConfig, PythonHost, Run};
 use crate::gen::{padded_head, TestCase};
-use crate::ir::{ScalarType, Tensor};
+use crate::ir::ScalarType;
 use crate::mutate::program::render::{render, Dialect};
-use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
+use crate::oracle::accuracy::error;
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
+use crate::reduce::program::Outline;
 use crate::reduce::Edit;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -40,8 +43,23 @@ const BACKEND: &str = "torch.compile";
 pub const BATCHES: [usize; 2] = [1, 2];
 /// Independent programs packed into one compilation (each output belongs to one).
 pub const COMPONENTS: usize = 3;
-/// Perturbations of the conditioning check, in ulps of each float parameter's type.
-const PERTURBATIONS: [u32; 3] = [2, 4, 16];
+/// Inductor config switches tried, in order, on an Inductor finding: the first that makes
+/// it go away names the optimization at fault (`torch._inductor.config.patch` keys, as
+/// JSON). Each costs one compilation.
+pub const INDUCTOR_SWITCHES: [(&str, &str); 6] = [
+    ("pattern matcher", r#"{"pattern_matcher": false}"#),
+    (
+        "fusion",
+        r#"{"max_fusion_size": 1, "epilogue_fusion": false, "aggressive_fusion": false}"#,
+    ),
+    ("vectorization", r#"{"cpp.simdlen": 1}"#),
+    ("split reductions", r#"{"split_reductions": false}"#),
+    (
+        "loop reordering",
+        r#"{"reorder_for_locality": false, "loop_ordering_after_fusion": false}"#,
+    ),
+    ("cpp_wrapper", r#"{"cpp_wrapper": true}"#),
+];
 
 /// What the mode byte selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,9 +93,10 @@ impl Mode {
         )
     }
 
-    fn compile(&self, backend: &str) -> Value {
+    /// The host's compile spec for `backend` with Inductor `config` patched.
+    fn compile(&self, backend: &str, config: &Value) -> Value {
         let batches: &[usize] = if self.recompile { &BATCHES } else { &[] };
-        json!({"backend": backend, "dynamic": self.dynamic, "batches": batches})
+        json!({"backend": backend, "dynamic": self.dynamic, "batches": batches, "config": config})
     }
 }
 
@@ -128,17 +147,33 @@ impl FuzzTarget for TorchCompileHarness {
             .collect::<serde_json::Map<String, Value>>()))
     }
 
-    fn files(&self, bytes: &[u8], _edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
+    fn outline(&self, bytes: &[u8]) -> Option<Outline> {
+        let (_, rest) = padded_head::<1>(bytes);
+        Some(self.source.outline(rest))
+    }
+
+    /// The program as tested needs the eager profile (EMI conditions read profiled values,
+    /// a reduction's cuts feed eager values), so this runs eager in the Python host, never
+    /// the compiler; when eager cannot run, the files of the unprofiled, unedited program.
+    fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {
         let ([m], rest) = padded_head::<1>(bytes);
-        let (plan, generated) = self.source.decode(rest);
-        let mut program = generated.program;
-        let applied = plan.apply(&mut program);
-        let test = SurfaceTest {
-            program,
-            applied,
-            ops: generated.ops,
-            producers: generated.producers,
-            component_of: generated.component_of,
+        let test = match self
+            .source
+            .program(&self.host, BACKEND, self.device, rest, edits)
+        {
+            Ok(test) => test,
+            Err(_) => {
+                let (plan, generated) = self.source.decode(rest);
+                let mut program = generated.program;
+                let applied = plan.apply(&mut program);
+                SurfaceTest {
+                    program,
+                    applied,
+                    ops: generated.ops,
+                    producers: generated.producers,
+                    component_of: generated.component_of,
+                }
+            }
         };
         (None, self.finding_files(&test, Mode::of(m)))
     }
@@ -169,6 +204,7 @@ impl TorchCompileHarness {
             source: SurfaceSource {
                 max_ops,
                 components: COMPONENTS,
+                shape_conditions: false,
             },
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
@@ -178,10 +214,13 @@ impl TorchCompileHarness {
     }
 
     /// One test of `bytes`: the verdict and, for a finding, the program and `repro.py`.
-    pub fn test(&self, bytes: &[u8], _edits: &[Edit]) -> TargetRun {
+    pub fn test(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
         let ([m], rest) = padded_head::<1>(bytes);
         let mode = Mode::of(m);
-        let test = match self.source.program(&self.host, BACKEND, self.device, rest) {
+        let test = match self
+            .source
+            .program(&self.host, BACKEND, self.device, rest, edits)
+        {
             Ok(t) => t,
             Err(verdict) => return TargetRun::bare(verdict),
         };
@@ -216,7 +255,11 @@ impl TorchCompileHarness {
         let mut timings = self.timings.lock().unwrap_or_else(|p| p.into_inner());
         for run in response.header["runs"].as_array().into_iter().flatten() {
             let name = run["name"].as_str().unwrap_or("?");
-            let key = if name == "eager" { format!("{what}:eager") } else { format!("{name} ({what})") };
+            let key = if name == "eager" {
+                format!("{what}:eager")
+            } else {
+                format!("{name} ({what})")
+            };
             let entry = timings.entry(key).or_default();
             entry.0 += run["seconds"].as_f64().unwrap_or(0.0);
             entry.1 += 1;
@@ -233,7 +276,12 @@ impl TorchCompileHarness {
     /// Eager vs compiled.
     fn judge(&self, test: &SurfaceTest, mode: Mode) -> Verdict {
         let source = render(&test.program, Dialect::Python);
-        let request = self.request(test, &source, mode, json!({"compile": mode.compile("inductor")}));
+        let request = self.request(
+            test,
+            &source,
+            mode,
+            json!({"compile": mode.compile("inductor", &json!({}))}),
+        );
         let response = match self.timed_call(&mode.label(), &request) {
             Ok(r) => r,
             Err(verdict) => return verdict,
@@ -255,90 +303,32 @@ impl TorchCompileHarness {
                 Run::Failed(e) => return stage_failure(BACKEND, name, e),
                 Run::Outputs(o) => o,
             };
-            let got_types = run_dtypes(&response, index);
-            if got_types != types {
-                let k = (0..types.len()).find(|k| got_types.get(*k) != types.get(*k)).unwrap_or(0);
-                let detail = format!("output {k} is {:?}, eager's is {:?}", got_types.get(k), types.get(k));
-                return self.finding(test, mode, name, "dtype", k, detail);
+            let conditioning = || {
+                let extra = json!({"widened": true, "perturbed": PERTURBATIONS});
+                self.timed_call("condition", &self.request(test, &source, mode, extra))
+            };
+            match judge_against_eager(
+                &eager,
+                &types,
+                outputs,
+                &run_dtypes(&response, index),
+                conditioning,
+            ) {
+                Err(verdict) => return verdict,
+                Ok(Judged::Agrees) => continue,
+                Ok(Judged::Explained(reasons)) => {
+                    return Verdict::Skipped(Skip::Explained(reasons))
+                }
+                Ok(Judged::Wrong { what, k, detail }) => {
+                    return self.finding(test, mode, name, what, k, detail)
+                }
             }
-            let suspects: Vec<usize> = (0..eager.len())
-                .filter(|k| {
-                    let s = types[*k].unwrap_or(ScalarType::F32);
-                    outputs.get(*k).is_none_or(|o| error(o, &eager[*k], s) > 1.0)
-                })
-                .collect();
-            if suspects.is_empty() {
-                continue;
-            }
-            return self.condition(test, &source, mode, name, &eager, outputs, &types, &suspects);
         }
         Verdict::Pass
     }
 
-    /// Judges the outputs of run `name` that differ from eager, with a widened and
-    /// perturbed eager runs.
-    #[allow(clippy::too_many_arguments)]
-    fn condition(
-        &self,
-        test: &SurfaceTest,
-        source: &str,
-        mode: Mode,
-        name: &str,
-        eager: &[Tensor],
-        compiled: &[Tensor],
-        types: &[Option<ScalarType>],
-        suspects: &[usize],
-    ) -> Verdict {
-        let extra = json!({"widened": true, "perturbed": PERTURBATIONS});
-        let request = self.request(test, source, mode, extra);
-        let response = match self.timed_call("condition", &request) {
-            Ok(r) => r,
-            Err(verdict) => return verdict,
-        };
-        let Ok(named) = runs(&response) else {
-            return Verdict::Skipped(Skip::Invalid("conditioning runs: bad response".into()));
-        };
-        let outputs = |n: &str| {
-            named.iter().find_map(|(m, r)| match r {
-                Run::Outputs(o) if m == n => Some(o.clone()),
-                _ => None,
-            })
-        };
-        let Some(widened) = outputs("widened") else {
-            return Verdict::Skipped(Skip::Explained(
-                "the program does not run widened to float64/int64: no exact result to judge by".into(),
-            ));
-        };
-        let perturbed: Vec<Vec<Tensor>> = (0..PERTURBATIONS.len())
-            .filter_map(|k| outputs(&format!("perturbed{k}")))
-            .collect();
-        let mut reasons = Vec::new();
-        for &k in suspects {
-            let Some(got) = compiled.get(k) else {
-                let detail = format!("{} outputs, eager has {}", compiled.len(), eager.len());
-                return self.finding(test, mode, name, "arity", k, detail);
-            };
-            let moved: Vec<&Tensor> = perturbed.iter().filter_map(|p| p.get(k)).collect();
-            let evidence = Evidence {
-                scalar: types[k].unwrap_or(ScalarType::F32),
-                eager: &eager[k],
-                compiled: got,
-                widened: &widened[k],
-                perturbed: &moved,
-            };
-            match judge(&evidence) {
-                Judgement::Wrong(detail) => {
-                    let what = if got.shape != eager[k].shape { "shape" } else { "value" };
-                    return self.finding(test, mode, name, what, k, format!("output {k}: {detail}"));
-                }
-                other => reasons.push(format!("output {k}: {other:?}")),
-            }
-        }
-        Verdict::Skipped(Skip::Explained(reasons.join("; ")))
-    }
-
     /// A finding on output `k` of run `name`, localized on the eager → aot_eager → inductor
-    /// ladder.
+    /// ladder and, for Inductor's, to the first config switch that makes it go away.
     fn finding(
         &self,
         test: &SurfaceTest,
@@ -348,7 +338,34 @@ impl TorchCompileHarness {
         k: usize,
         detail: String,
     ) -> Verdict {
-        let component = self.localize(test, mode, name, k);
+        let component = if self.agrees_with(test, mode, name, k, "aot_eager", &json!({})) {
+            "inductor"
+        } else {
+            "dynamo-or-aot"
+        };
+        let switch = (component == "inductor")
+            .then(|| {
+                INDUCTOR_SWITCHES.iter().find(|(_, patch)| {
+                    self.agrees_with(
+                        test,
+                        mode,
+                        name,
+                        k,
+                        "inductor",
+                        &serde_json::from_str(patch).expect("switch JSON"),
+                    )
+                })
+            })
+            .flatten();
+        let detail = match switch {
+            Some((switch, patch)) => {
+                format!("{detail}; gone with Inductor's {switch} switched ({patch})")
+            }
+            None if component == "inductor" => {
+                format!("{detail}; no Inductor switch tried makes it go away")
+            }
+            None => detail,
+        };
         Verdict::Found(Finding {
             kind: FindingKind::Inconsistency,
             level: name.to_string(),
@@ -362,36 +379,44 @@ impl TorchCompileHarness {
         })
     }
 
-    /// `inductor` when `aot_eager` (Dynamo and AOT Autograd without Inductor) agrees with
-    /// eager on output `k` of the same call, else `dynamo-or-aot`; `unlocalized` when the
-    /// rerun fails.
-    fn localize(&self, test: &SurfaceTest, mode: Mode, name: &str, k: usize) -> &'static str {
+    /// Whether `backend` with Inductor `config` patched agrees with eager on output `k` of
+    /// the same call as run `name` (same type, within tolerance); `false` when the rerun
+    /// fails.
+    fn agrees_with(
+        &self,
+        test: &SurfaceTest,
+        mode: Mode,
+        name: &str,
+        k: usize,
+        backend: &str,
+        config: &Value,
+    ) -> bool {
         let source = render(&test.program, Dialect::Python);
-        let request = self.request(test, &source, mode, json!({"compile": mode.compile("aot_eager")}));
+        let request = self.request(
+            test,
+            &source,
+            mode,
+            json!({"compile": mode.compile(backend, config)}),
+        );
         let Ok(response) = self.timed_call("localize", &request) else {
-            return "unlocalized";
+            return false;
         };
         let Ok(named) = runs(&response) else {
-            return "unlocalized";
+            return false;
         };
-        let same_call = name.replacen("inductor", "aot_eager", 1);
+        let same_call = name.replacen("inductor", backend, 1);
         let types = run_dtypes(&response, 0);
         let (Some((_, Run::Outputs(eager))), Some((index, (_, Run::Outputs(o))))) = (
             named.first(),
             named.iter().enumerate().find(|(_, (n, _))| *n == same_call),
         ) else {
-            return "unlocalized";
+            return false;
         };
         let scalar = types.get(k).copied().flatten().unwrap_or(ScalarType::F32);
-        let agrees = run_dtypes(&response, index) == types
+        run_dtypes(&response, index) == types
             && match (o.get(k), eager.get(k)) {
                 (Some(a), Some(b)) => error(a, b, scalar) <= 1.0,
                 _ => false,
-            };
-        if agrees {
-            "inductor"
-        } else {
-            "dynamo-or-aot"
-        }
+            }
     }
 }

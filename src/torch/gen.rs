@@ -160,7 +160,13 @@ impl Builder<'_, '_> {
             return Some(var.clone());
         }
         ty.scalar = to;
-        self.emit(format!("{{0}}.to({})", to.global()), vec![var.clone()], ty, true, true)
+        self.emit(
+            format!("{{0}}.to({})", to.global()),
+            vec![var.clone()],
+            ty,
+            true,
+            true,
+        )
     }
 
     /// A value satisfying `pred`, preferring recent ones (the smaller of two draws counts
@@ -176,7 +182,11 @@ impl Builder<'_, '_> {
             return None;
         }
         let n = candidates.len();
-        let back = self.u.choose_index(n).unwrap_or(0).min(self.u.choose_index(n).unwrap_or(0));
+        let back = self
+            .u
+            .choose_index(n)
+            .unwrap_or(0)
+            .min(self.u.choose_index(n).unwrap_or(0));
         Some(candidates[n - 1 - back].clone())
     }
 
@@ -187,7 +197,9 @@ impl Builder<'_, '_> {
             return Some(var.clone());
         }
         let shape: Vec<usize> = if ty.rank() < rank {
-            std::iter::repeat_n(1, rank - ty.rank()).chain(ty.shape.iter().copied()).collect()
+            std::iter::repeat_n(1, rank - ty.rank())
+                .chain(ty.shape.iter().copied())
+                .collect()
         } else {
             let cut = ty.rank() - rank + 1;
             std::iter::once(ty.shape[..cut].iter().product())
@@ -228,7 +240,9 @@ fn indices(ty: &TensorType, dim: Option<usize>, bound: usize, rng: &mut ChaCha8R
     use rand::Rng;
     let n = ty.numel();
     let values: Vec<f64> = match dim {
-        None => (0..n).map(|_| rng.random_range(0..bound.max(1)) as f64).collect(),
+        None => (0..n)
+            .map(|_| rng.random_range(0..bound.max(1)) as f64)
+            .collect(),
         Some(d) => {
             let inner: usize = ty.shape[d + 1..].iter().product();
             let len = ty.shape[d];
@@ -261,7 +275,8 @@ fn ring() -> &'static [(u16, usize)] {
             .iter()
             .enumerate()
             .flat_map(|(i, op)| {
-                (1..=crate::gen::menu::RING_POINTS).map(move |k| ((op_key(op.name, k) >> 48) as u16, i))
+                (1..=crate::gen::menu::RING_POINTS)
+                    .map(move |k| ((op_key(op.name, k) >> 48) as u16, i))
             })
             .collect();
         ring.sort_unstable();
@@ -279,7 +294,9 @@ fn pick_row(draw: u16) -> &'static TorchOp {
 fn input_type(u: &mut Unstructured) -> VarType {
     let scalar = INPUT_TYPES[u.choose_index(INPUT_TYPES.len()).unwrap_or(0)];
     let rank = [1, 2, 2, 3, 3, 4, 0][u.choose_index(7).unwrap_or(1)];
-    let shape = (0..rank).map(|_| u.int_in_range(1..=5).unwrap_or(2)).collect();
+    let shape = (0..rank)
+        .map(|_| u.int_in_range(1..=5).unwrap_or(2))
+        .collect();
     VarType::new(scalar, shape)
 }
 
@@ -425,6 +442,9 @@ mod tests {
             .map(|o| o.name)
             .filter(|n| !seen.contains(n))
             .collect();
-        assert!(missing.len() * 20 <= table().len(), "never instantiated: {missing:?}");
+        assert!(
+            missing.len() * 20 <= table().len(),
+            "never instantiated: {missing:?}"
+        );
     }
 }

@@ -457,7 +457,11 @@ mod tests {
     #[test]
     fn templates_name_only_their_arguments() {
         for op in table() {
-            assert!(op.template.contains("{0}") || op.template.contains("{args}"), "{}", op.name);
+            assert!(
+                op.template.contains("{0}") || op.template.contains("{args}"),
+                "{}",
+                op.name
+            );
         }
     }
 }

@@ -54,7 +54,9 @@ pub fn result_type(operands: &[&VarType]) -> ScalarType {
     let top = |tys: &[ScalarType]| tys.iter().map(|t| t.category()).max();
     match (top(&dimensioned), top(&zero_dim)) {
         (None, _) => fold(zero_dim),
-        (Some(d), Some(z)) if z > d => fold(zero_dim.into_iter().filter(|t| t.category() == z).collect()),
+        (Some(d), Some(z)) if z > d => {
+            fold(zero_dim.into_iter().filter(|t| t.category() == z).collect())
+        }
         _ => fold(dimensioned),
     }
 }

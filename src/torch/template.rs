@@ -73,8 +73,19 @@ mod tests {
             &mut u,
         );
         assert!(s.starts_with("torch.nn.functional.elu({0}, alpha="), "{s}");
-        assert!(!s.contains("{f:") && !s.contains("{i:") && !s.contains("{c:"), "{s}");
-        let alpha: f64 = s.split("alpha=").nth(1).unwrap().split(')').next().unwrap().parse().unwrap();
+        assert!(
+            !s.contains("{f:") && !s.contains("{i:") && !s.contains("{c:"),
+            "{s}"
+        );
+        let alpha: f64 = s
+            .split("alpha=")
+            .nth(1)
+            .unwrap()
+            .split(')')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!((0.5..=2.0).contains(&alpha));
     }
 }

@@ -48,8 +48,16 @@ const UNSUPPORTED_TYPES: [&str; 5] = [
     "tvm.error.OpAttributeUnImplemented",
     "tvm.error.OpAttributeRequired",
 ];
-const UNSUPPORTED_WORDS: [&str; 6] = [
+const UNSUPPORTED_WORDS: [&str; 10] = [
     "not supported",
+    // torch.export's documented limit: no data-dependent control flow (EMI conditions on
+    // values), which the ONNX exporter inherits.
+    "data-dependent",
+    // The ONNX exporter without a conversion for an operator, and ONNX Runtime without a
+    // kernel for a type: missing features.
+    "no onnx function found",
+    "no decompositions registered",
+    "could not find an implementation",
     "not implemented",
     "unsupported",
     "is not yet supported",
@@ -67,7 +75,10 @@ const ENVIRONMENT_WORDS: [&str; 4] = [
 ];
 
 /// Frame path prefixes and the component they localize to, most specific first.
-const COMPONENTS: [(&str, &str); 4] = [
+const COMPONENTS: [(&str, &str); 7] = [
+    ("torch/onnx/", "exporter"),
+    ("onnxscript/", "exporter"),
+    ("torch/export/", "torch.export"),
     ("torch/_inductor/", "inductor"),
     ("torch/_functorch/", "aot-autograd"),
     ("torch/_dynamo/", "dynamo"),
@@ -112,6 +123,10 @@ impl PyError {
             "import" => return "tvm:frontend".into(),
             "build" => return "tvm:build".into(),
             "load" | "run" => return "tvm:runtime".into(),
+            // The ONNX exporter's targets: an exported model the checker rejects is the
+            // exporter's; ONNX Runtime's own failures are ONNX Runtime's.
+            "check" => return "exporter:invalid-model".into(),
+            "ort" => return "onnxruntime".into(),
             _ => {}
         }
         let from_frames = self.frames.iter().rev().find_map(|f| {
@@ -132,8 +147,12 @@ impl PyError {
         {
             return PyOutcome::Environment;
         }
-        if types().any(|t| UNSUPPORTED_TYPES.contains(&t))
-            || messages().any(|m| UNSUPPORTED_WORDS.iter().any(|w| m.contains(w)))
+        // A model the ONNX checker rejects is invalid whatever the words ("has unsupported
+        // type": the exporter emitted an op on a type the ONNX spec does not allow for it).
+        let invalid_model = self.stage == "check";
+        if !invalid_model
+            && (types().any(|t| UNSUPPORTED_TYPES.contains(&t))
+                || messages().any(|m| UNSUPPORTED_WORDS.iter().any(|w| m.contains(w))))
         {
             return PyOutcome::Unsupported;
         }
@@ -184,6 +203,55 @@ mod tests {
             }
         );
         assert_eq!(e.headline(), "AssertionError: size mismatch");
+    }
+
+    #[test]
+    fn exporter_failures_are_localized_and_an_invalid_model_is_always_a_finding() {
+        let e = error(
+            "check",
+            &[(
+                "onnx.onnx_cpp2py_export.shape_inference.InferenceError",
+                "(op_type:HardSwish): X typestr: T, has unsupported type: tensor(bfloat16)",
+            )],
+            &["onnx/checker.py:163:check_model"],
+        );
+        assert_eq!(
+            e.outcome(),
+            PyOutcome::Internal {
+                component: "exporter:invalid-model".into()
+            }
+        );
+        let e = error(
+            "export",
+            &[(
+                "torch.onnx._internal.exporter._errors.DispatchError",
+                "No ONNX function found for <OpOverload(op='prims.digamma')>",
+            )],
+            &["torch/onnx/_internal/exporter/_core.py:1:_handle_call_function_node"],
+        );
+        assert_eq!(e.outcome(), PyOutcome::Unsupported);
+        let e = error(
+            "export",
+            &[("RuntimeError", "boom")],
+            &["torch/onnx/_internal/exporter/_core.py:1:f"],
+        );
+        assert_eq!(
+            e.outcome(),
+            PyOutcome::Internal {
+                component: "exporter".into()
+            }
+        );
+        let e = error(
+            "ort",
+            &[("onnxruntime.capi.onnxruntime_pybind_state.Fail", "bad")],
+            &[],
+        );
+        assert_eq!(
+            e.outcome(),
+            PyOutcome::Internal {
+                component: "onnxruntime".into()
+            }
+        );
     }
 
     #[test]

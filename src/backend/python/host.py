@@ -94,7 +94,7 @@ def error_record(stage, exc):
     frames = []
     for f in traceback.extract_tb(inner.__traceback__)[-12:]:
         path = f.filename.replace(os.sep, "/")
-        for root in ("/torch/", "/tvm/", "/tvm_ffi/", "/onnx/"):
+        for root in ("/torch/", "/tvm/", "/tvm_ffi/", "/onnx/", "/onnxscript/", "/onnxruntime/"):
             if root in path:
                 path = root.strip("/") + "/" + path.split(root, 1)[1]
                 break
@@ -216,63 +216,187 @@ def _host(out, torch, ts):
     return specs, dtypes
 
 
-def torch_program(req, blobs):
-    """Runs a torch program. Always eagerly first ("eager"); then, per request:
-    `compile` ({backend, dynamic, batches}): torch.compile of `main` called once (no batches)
-    or of a batched `main` on each batch size; `widened`: eager with every float as float64
-    and every integer as int64 (the program's type globals rebound); `perturbed`: eager on
-    float parameters moved by a few ulps, once per seed. `backward` appends gradients."""
+class _Runs:
+    """The named runs of one response: outputs as blobs with their torch types, or the
+    failed stage's error record, each with its duration."""
+
+    def __init__(self, torch):
+        self.torch, self.out, self.runs = torch, Blobs(), []
+
+    def record(self, name, thunk):
+        start = time.perf_counter()
+        try:
+            result = stage(name, thunk)
+        except StageFailed as f:
+            self.runs.append({"name": name, "error": f.record, "seconds": time.perf_counter() - start})
+            return False
+        specs, dtypes = _host(self.out, self.torch, result)
+        seconds = time.perf_counter() - start
+        self.runs.append({"name": name, "outputs": specs, "dtypes": dtypes, "seconds": seconds})
+        return True
+
+    def response(self):
+        return {"runs": self.runs}, self.out
+
+
+def _program(req, blobs):
+    """torch, the program's module, its entry and its inputs, and the eager run recorded
+    first ("eager"); then, per request, `widened`: eager with every float as float64 and
+    every integer as int64 (the program's type globals rebound), and `perturbed`: eager on
+    float parameters moved by a few ulps, once per seed. `backward` appends gradients.
+    `None` as the entry when eager failed."""
     torch = stage("setup", _torch_setup)
     torch._dynamo.reset()
-    out = Blobs()
+    runs = _Runs(torch)
     device = req.get("device", "cpu")
     module = _define(req["source"])
     main = module.__dict__[req.get("entry", "main")]
     xs = _inputs(torch, req, blobs, device)
     backward = bool(req.get("backward"))
     seed = int(req.get("seed", 0))
-    runs = []
-
-    def record(name, thunk):
-        start = time.perf_counter()
-        try:
-            result = stage(name, thunk)
-        except StageFailed as f:
-            runs.append({"name": name, "error": f.record, "seconds": time.perf_counter() - start})
-            return False
-        specs, dtypes = _host(out, torch, result)
-        seconds = time.perf_counter() - start
-        runs.append({"name": name, "outputs": specs, "dtypes": dtypes, "seconds": seconds})
-        return True
-
-    if not record("eager", lambda: _run(torch, main, xs, backward, seed)):
-        return {"runs": runs}, out
+    if not runs.record("eager", lambda: _run(torch, main, xs, backward, seed)):
+        return torch, runs, None, xs
     if req.get("widened"):
         wide = _inputs(torch, req, blobs, device, widen=True)
         saved = {k: v for k, v in module.__dict__.items() if k.startswith("DT_")}
         for k, v in saved.items():
             module.__dict__[k] = _widened(torch, v)
         try:
-            record("widened", lambda: _run(torch, main, wide, backward, seed))
+            runs.record("widened", lambda: _run(torch, main, wide, backward, seed))
         finally:
             module.__dict__.update(saved)
     for k, ulps in enumerate(req.get("perturbed", [])):
         moved = _perturbed(torch, xs, seed + 1 + k, ulps)
-        record(f"perturbed{k}", lambda: _run(torch, main, moved, backward, seed))
+        runs.record(f"perturbed{k}", lambda: _run(torch, main, moved, backward, seed))
+    return torch, runs, main, xs
+
+
+def torch_program(req, blobs):
+    """Runs a torch program: eager and the conditioning runs of `_program`; then, with
+    `compile` ({backend, dynamic, batches, config}): torch.compile of `main` called once (no
+    batches) or of a batched `main` on each batch size, Inductor's `config` patched."""
+    torch, runs, main, xs = _program(req, blobs)
     spec = req.get("compile")
-    if spec:
+    if main is not None and spec:
+        import contextlib
+
+        import torch._inductor.config as inductor_config
+
+        backward, seed = bool(req.get("backward")), int(req.get("seed", 0))
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
         fn = _batched(main) if batches else main
         compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")))
-        if not batches:
-            record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
-        for batch in batches:
-            stacked = [torch.stack([x] * batch) for x in xs]
-            name = f"compile:{backend}:batch{batch}"
-            if not record(name, lambda: [r[batch - 1] for r in compiled(*stacked)]):
-                break
-    return {"runs": runs}, out
+        # Inductor compiles on the first call: the patch must cover the calls.
+        patch = spec.get("config") or {}
+        with inductor_config.patch(patch) if patch else contextlib.nullcontext():
+            if not batches:
+                runs.record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
+            for batch in batches:
+                stacked = [torch.stack([x] * batch) for x in xs]
+                name = f"compile:{backend}:batch{batch}"
+                if not runs.record(name, lambda: [r[batch - 1] for r in compiled(*stacked)]):
+                    break
+    return runs.response()
+
+
+def _exportable(torch, main, xs):
+    """An nn.Module whose forward takes tensors named x0, x1, ... (the exporter names the
+    ONNX inputs after them) and calls `main`. numpy, and so ONNX Runtime's Python API, has
+    no bfloat16: bfloat16 parameters come in as float32 and are cast inside, bfloat16
+    outputs leave as float32 (both exact), so the computation stays bfloat16."""
+    names = ", ".join(f"x{k}" for k in range(len(xs)))
+    types = [x.dtype for x in xs]
+
+    def call(*args):
+        outs = main(*[a.to(t) for a, t in zip(args, types)])
+        return tuple(o.to(torch.float32) if o.dtype == torch.bfloat16 else o for o in outs)
+
+    scope = {"call": call}
+    exec(f"def forward(self, {names}):\n    return call({names})\n", scope)
+    return type("Program", (torch.nn.Module,), {"forward": scope["forward"]})()
+
+
+def _fed(torch, xs):
+    """The exported model's arguments: bfloat16 as float32."""
+    return [x.to(torch.float32) if x.dtype == torch.bfloat16 else x for x in xs]
+
+
+def _onnx_feed(session_inputs, xs):
+    """ONNX Runtime's feed: each model input by its name (x<k>), else by position."""
+    feed = {}
+    for pos, i in enumerate(session_inputs):
+        k = int(i.name[1:]) if i.name[:1] == "x" and i.name[1:].isdigit() else pos
+        feed[i.name] = xs[k].detach().cpu().numpy()
+    return feed
+
+
+def _like(torch, results, eager_dtypes):
+    """ONNX results as tensors, those eager gives as bfloat16 cast back (exact)."""
+    out = []
+    for k, r in enumerate(results):
+        t = torch.from_numpy(r)
+        if k < len(eager_dtypes) and eager_dtypes[k] == "bfloat16" and t.dtype == torch.float32:
+            t = t.to(torch.bfloat16)
+        out.append(t)
+    return out
+
+
+def torch_onnx_export(req, blobs):
+    """A torch program through the PyTorch ONNX exporter: eager (and the conditioning runs
+    of `_program`), then `torch.onnx.export` with the wheel's defaults ("export"), the ONNX
+    checker with full shape inference ("check"), and ONNX Runtime with every graph
+    optimization disabled ("ort"); with `reference`, the `onnx` package's reference
+    implementation on the same model ("onnx-reference"). The exported model comes back as
+    the response's `model` blob."""
+    torch, runs, main, xs = _program(req, blobs)
+    if main is None or not req.get("export", True):
+        return runs.response()
+    import onnx
+    import onnxruntime as ort
+
+    fed = _fed(torch, xs)
+    eager_dtypes = runs.runs[0]["dtypes"]
+
+    def export():
+        program = torch.onnx.export(_exportable(torch, main, xs), tuple(fed))
+        return program.model_proto
+
+    def fail(name, exc):
+        runs.runs.append({"name": name, "error": exc.record})
+        return runs.response()
+
+    try:
+        proto = stage("export", export)
+        data = proto.SerializeToString()
+        stage("check", lambda: onnx.checker.check_model(onnx.load_from_string(data), full_check=True))
+    except StageFailed as f:
+        return fail(f.record["stage"], f)
+    header, out = runs.response()
+    out.items.append(data)
+    header["model"] = len(out.items) - 1
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+
+    def onnx_runtime():
+        session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        results = session.run(None, _onnx_feed(session.get_inputs(), fed))
+        return _like(torch, results, eager_dtypes)
+
+    runs.record("ort", onnx_runtime)
+    if req.get("reference"):
+        import numpy as np
+        from onnx.reference import ReferenceEvaluator
+
+        def reference():
+            evaluator = ReferenceEvaluator(onnx.load_from_string(data))
+            inputs = [type("I", (), {"name": n})() for n in evaluator.input_names]
+            results = evaluator.run(None, _onnx_feed(inputs, fed))
+            return _like(torch, [np.asarray(r) for r in results], eager_dtypes)
+
+        runs.record("onnx-reference", reference)
+    return header, out
 
 
 # ------------------------------------------------------------------------------------ TVM
@@ -395,7 +519,13 @@ def fault(req, blobs):
         return {"runs": [{"name": "planted", "error": f.record}]}, Blobs()
 
 
-HANDLERS = {"hello": hello, "torch_program": torch_program, "tvm_run": tvm_run, "fault": fault}
+HANDLERS = {
+    "hello": hello,
+    "torch_program": torch_program,
+    "torch_onnx_export": torch_onnx_export,
+    "tvm_run": tvm_run,
+    "fault": fault,
+}
 
 
 def serve():

@@ -202,7 +202,10 @@ impl VarType {
 
     /// The type of an ONNX-side tensor type, when torch has its element type.
     pub fn of_tensor(ty: &TensorType) -> Option<VarType> {
-        Some(VarType::new(ScalarType::of_dtype(ty.dtype)?, ty.shape.clone()))
+        Some(VarType::new(
+            ScalarType::of_dtype(ty.dtype)?,
+            ty.shape.clone(),
+        ))
     }
 
     /// Number of dimensions.
@@ -363,10 +366,33 @@ impl ProgramPlan {
         (ProgramPlan { mutations }, rest)
     }
 
+    /// The plan with every EMI condition on a shape (a dimension or the rank, picks 1 and 2
+    /// of [`emi`]'s five), never on values: for compilers that trace shapes but not data,
+    /// as `torch.export` (data-dependent control flow needs `torch.cond` there).
+    pub fn shape_conditions_only(mut self) -> ProgramPlan {
+        for m in &mut self.mutations {
+            if let ProgramMutation::Emi { pick, .. } = m {
+                let kind = 1 + (*pick / 5) % 2;
+                let moved = u16::from(*pick - *pick % 5) + u16::from(kind);
+                *pick = u8::try_from(moved).unwrap_or(u8::MAX - 4);
+            }
+        }
+        self
+    }
+
     /// Applies every mutation in order; returns the names of those that applied.
     pub fn apply(&self, program: &mut Program) -> Vec<String> {
+        self.apply_except(program, &BTreeSet::new())
+    }
+
+    /// [`apply`](Self::apply) without the mutations at the indexes in `dropped` (a program
+    /// reduction's edits).
+    pub fn apply_except(&self, program: &mut Program, dropped: &BTreeSet<usize>) -> Vec<String> {
         self.mutations
             .iter()
+            .enumerate()
+            .filter(|(k, _)| !dropped.contains(k))
+            .map(|(_, m)| m)
             .filter(|m| match **m {
                 ProgramMutation::Resolve {
                     at,
@@ -416,4 +442,27 @@ pub(crate) fn interface(program: &Program, s: usize, e: usize) -> (Vec<Var>, Vec
         }
     }
     (reads, live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_conditions_only_keeps_every_emi_block_on_a_dimension_or_the_rank() {
+        let mutations: Vec<ProgramMutation> = (0..=u8::MAX)
+            .map(|pick| ProgramMutation::Emi {
+                at: 0,
+                len: 0,
+                pick,
+            })
+            .collect();
+        let plan = ProgramPlan { mutations }.shape_conditions_only();
+        for m in &plan.mutations {
+            let ProgramMutation::Emi { pick, .. } = m else {
+                panic!("{m:?} is not an EMI block any more")
+            };
+            assert!(matches!(pick % 5, 1 | 2), "pick {pick}");
+        }
+    }
 }

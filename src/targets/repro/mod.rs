@@ -69,13 +69,6 @@ pub fn torch_compile(
     let py = |b: bool| if b { "True" } else { "False" };
     let values: Vec<&Tensor> = inputs.iter().map(|(t, _)| *t).collect();
     let types: Vec<&str> = inputs.iter().map(|(_, s)| s.torch_name()).collect();
-    let tolerances: Vec<String> = ScalarType::ALL
-        .iter()
-        .map(|s| {
-            let (r, a) = s.tolerance();
-            format!("\"{}\": ({r:e}, {a:e})", s.torch_name())
-        })
-        .collect();
     format!(
         r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled, each output within
 its type's tolerance. Usage: python3 repro.py [backend] (inductor by default; aot_eager
@@ -92,7 +85,7 @@ print("release: torch", torch.__version__)
 {inputs}
 TYPES = {types:?}
 DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
-TOLERANCE = {{{tolerances}}}
+{tolerance}
 backend = sys.argv[1] if len(sys.argv) > 1 else "inductor"
 xs = [torch.from_numpy(a).to(getattr(torch, t)).to("{device}") for a, t in zip(arrays, TYPES)]
 
@@ -137,7 +130,84 @@ def check():
         dynamic = py(mode.dynamic),
         backward = py(mode.backward),
         recompile = py(mode.recompile),
-        tolerances = tolerances.join(", "),
+        tolerance = tolerance_literal(),
+        verdict = VERDICT,
+    )
+}
+
+/// `TOLERANCE = {...}`: every torch type's `(rtol, atol)`, as the campaign's first check.
+fn tolerance_literal() -> String {
+    let tolerances: Vec<String> = ScalarType::ALL
+        .iter()
+        .map(|s| {
+            let (r, a) = s.tolerance();
+            format!("\"{}\": ({r:e}, {a:e})", s.torch_name())
+        })
+        .collect();
+    format!("TOLERANCE = {{{}}}", tolerances.join(", "))
+}
+
+/// A PyTorch ONNX exporter reproducer: `source` (defining `main`) on `inputs`, exported by
+/// `torch.onnx.export` with the wheel's defaults, checked by the ONNX checker and run by
+/// ONNX Runtime with graph optimizations disabled, each output compared with eager within
+/// its type's tolerance. Needs torch, onnxscript (the exporter's dependency), onnx and
+/// onnxruntime.
+pub fn torch_onnx_export(source: &str, inputs: &[(&Tensor, ScalarType)]) -> String {
+    let values: Vec<&Tensor> = inputs.iter().map(|(t, _)| *t).collect();
+    let types: Vec<&str> = inputs.iter().map(|(_, s)| s.torch_name()).collect();
+    format!(
+        r#""""torch.onnx.export reproducer written by dlcfuzz: the program exported with the
+wheel's default exporter, checked, and run by ONNX Runtime (no graph optimizations) against
+torch eager, each output within its type's tolerance."""
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+
+print("release: torch", torch.__version__, "onnxruntime", ort.__version__)
+# ---- the program
+{source}
+# ---- the inputs
+{inputs}
+TYPES = {types:?}
+{tolerance}
+xs = [torch.from_numpy(a).to(getattr(torch, t)) for a, t in zip(arrays, TYPES)]
+
+
+# numpy has no bfloat16: such parameters enter the model as float32 and are cast inside,
+# such outputs leave it as float32 (both exact).
+fed = [x.float() if x.dtype == torch.bfloat16 else x for x in xs]
+
+
+class Program(torch.nn.Module):
+    def forward(self, *args):
+        outs = main(*[a.to(x.dtype) for a, x in zip(args, xs)])
+        return tuple(o.float() if o.dtype == torch.bfloat16 else o for o in outs)
+
+
+def check():
+    eager = list(main(*[x.clone() for x in xs]))
+    exported = torch.onnx.export(Program(), tuple(fed))
+    model = exported.model_proto
+    onnx.checker.check_model(model, full_check=True)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = {{i.name: x.numpy() for i, x in zip(session.get_inputs(), fed)}}
+    got = session.run(None, feed)
+    assert len(got) == len(eager), f"{{len(got)}} outputs, eager has {{len(eager)}}"
+    for k, (w, g) in enumerate(zip(eager, got)):
+        g = torch.from_numpy(np.asarray(g))
+        g = g.to(torch.bfloat16) if w.dtype == torch.bfloat16 else g
+        assert g.dtype == w.dtype, f"output {{k}}: {{g.dtype}} where eager gives {{w.dtype}}"
+        rtol, atol = TOLERANCE[str(w.dtype).replace("torch.", "")]
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True,
+                                   msg=lambda m: f"output {{k}}: {{m}}")
+{verdict}"#,
+        inputs = inputs_literal("arrays", &values),
+        tolerance = tolerance_literal(),
         verdict = VERDICT,
     )
 }

@@ -77,11 +77,7 @@ pub fn template(row: &TorchOp, b: &mut Builder, args: &[Var]) -> String {
 /// The shape `a` and `b` broadcast to, if they do.
 pub fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
-    let dim = |s: &[usize], k: usize| {
-        (k + s.len())
-            .checked_sub(rank)
-            .map_or(1, |i| s[i])
-    };
+    let dim = |s: &[usize], k: usize| (k + s.len()).checked_sub(rank).map_or(1, |i| s[i]);
     (0..rank)
         .map(|k| match (dim(a, k), dim(b, k)) {
             (x, y) if x == y => Some(x),

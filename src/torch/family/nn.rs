@@ -95,7 +95,15 @@ fn windows(size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> O
 pub fn conv(row: &TorchOp, b: &mut Builder, dims: usize, transposed: bool) -> Option<Var> {
     let (x, tx) = float_of_rank(b, dims + 2)?;
     let c = tx.shape[1];
-    let groups = if c > 1 && b.flip() { if c % 2 == 0 && b.flip() { 2 } else { c } } else { 1 };
+    let groups = if c > 1 && b.flip() {
+        if c % 2 == 0 && b.flip() {
+            2
+        } else {
+            c
+        }
+    } else {
+        1
+    };
     let per_group = b.int(1, 3) as usize;
     let cout = groups * per_group;
     let k = b.int(1, 3) as usize;
@@ -109,11 +117,20 @@ pub fn conv(row: &TorchOp, b: &mut Builder, dims: usize, transposed: bool) -> Op
             .iter()
             .map(|i| ((i - 1) * s + d * (k - 1) + op + 1).checked_sub(2 * p))
             .collect();
-        let w: Vec<usize> = [c, per_group].into_iter().chain(std::iter::repeat_n(k, dims)).collect();
+        let w: Vec<usize> = [c, per_group]
+            .into_iter()
+            .chain(std::iter::repeat_n(k, dims))
+            .collect();
         (w, out?, format!(", output_padding={op}"))
     } else {
-        let out: Option<Vec<usize>> = spatial.iter().map(|i| windows(*i, k, s, p, d, false)).collect();
-        let w: Vec<usize> = [cout, c / groups].into_iter().chain(std::iter::repeat_n(k, dims)).collect();
+        let out: Option<Vec<usize>> = spatial
+            .iter()
+            .map(|i| windows(*i, k, s, p, d, false))
+            .collect();
+        let w: Vec<usize> = [cout, c / groups]
+            .into_iter()
+            .chain(std::iter::repeat_n(k, dims))
+            .collect();
         (w, out?, String::new())
     };
     if out_spatial.contains(&0) {
@@ -136,14 +153,22 @@ pub fn pool(row: &TorchOp, b: &mut Builder, dims: usize, average: bool) -> Optio
     let p = b.int(0, (k / 2) as i64) as usize;
     let d = if average { 1 } else { b.int(1, 2) as usize };
     let ceil = b.flip();
-    let out: Option<Vec<usize>> = tx.shape[2..].iter().map(|i| windows(*i, k, s, p, d, ceil)).collect();
+    let out: Option<Vec<usize>> = tx.shape[2..]
+        .iter()
+        .map(|i| windows(*i, k, s, p, d, ceil))
+        .collect();
     let out = out?;
     if out.contains(&0) {
         return None;
     }
     let ceil_literal = if ceil { "True" } else { "False" };
-    let dilation = if average { String::new() } else { format!(", dilation={d}") };
-    let hole = format!("kernel_size={k}, stride={s}, padding={p}{dilation}, ceil_mode={ceil_literal}");
+    let dilation = if average {
+        String::new()
+    } else {
+        format!(", dilation={d}")
+    };
+    let hole =
+        format!("kernel_size={k}, stride={s}, padding={p}{dilation}, ceil_mode={ceil_literal}");
     let t = template(row, b, std::slice::from_ref(&x)).replace("{pool}", &hole);
     let shape: Vec<usize> = tx.shape[..2].iter().copied().chain(out).collect();
     b.emit(t, vec![x], VarType::new(tx.scalar, shape), false, true)
@@ -177,11 +202,17 @@ pub fn interpolate(row: &TorchOp, b: &mut Builder, dims: usize) -> Option<Var> {
     };
     let spatial = &tx.shape[2..];
     let (how, out) = if b.flip() {
-        let size: Vec<usize> = spatial.iter().map(|i| b.int(1, 2 * *i as i64 + 1) as usize).collect();
+        let size: Vec<usize> = spatial
+            .iter()
+            .map(|i| b.int(1, 2 * *i as i64 + 1) as usize)
+            .collect();
         (format!("size={}", shape_literal(&size)), size)
     } else {
         let scale = [0.5, 0.75, 1.5, 1.7, 2.0, 2.5][b.int(0, 5) as usize];
-        let size: Vec<usize> = spatial.iter().map(|i| (*i as f64 * scale).floor() as usize).collect();
+        let size: Vec<usize> = spatial
+            .iter()
+            .map(|i| (*i as f64 * scale).floor() as usize)
+            .collect();
         (format!("scale_factor={scale:?}"), size)
     };
     if out.contains(&0) {
@@ -232,7 +263,11 @@ pub fn pad(row: &TorchOp, b: &mut Builder) -> Option<Var> {
         pads.extend([l, r]);
     }
     let list: Vec<String> = pads.iter().map(|p| p.to_string()).collect();
-    let value = if mode == "constant" { format!(", value={}", b.int(0, 2)) } else { String::new() };
+    let value = if mode == "constant" {
+        format!(", value={}", b.int(0, 2))
+    } else {
+        String::new()
+    };
     let hole = format!("[{}], mode='{mode}'{value}", list.join(", "));
     let t = template(row, b, std::slice::from_ref(&x)).replace("{pad}", &hole);
     b.emit(t, vec![x], VarType::new(tx.scalar, shape), false, true)
@@ -268,7 +303,7 @@ pub fn norm(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             // Each group needs more than one value.
             let spatial: usize = tx.shape[2..].iter().product();
             let divisors: Vec<usize> = (1..=c)
-                .filter(|g| c % g == 0 && c / g * spatial > 1)
+                .filter(|g| c.is_multiple_of(*g) && c / g * spatial > 1)
                 .collect();
             if divisors.is_empty() {
                 return None;

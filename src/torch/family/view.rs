@@ -65,7 +65,9 @@ pub fn piece(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             let from = if start < 0 { start + n } else { start };
             let length = b.int(1, n - from);
             shape[d] = length as usize;
-            t = t.replace("{start}", &start.to_string()).replace("{length}", &length.to_string());
+            t = t
+                .replace("{start}", &start.to_string())
+                .replace("{length}", &length.to_string());
         }
         "select" => {
             let index = b.int(-n, n - 1);
@@ -77,7 +79,9 @@ pub fn piece(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             let parts = (n + length - 1) / length;
             let part = b.int(0, parts - 1);
             shape[d] = length.min(n - part * length) as usize;
-            t = t.replace("{length}", &length.to_string()).replace("{part}", &part.to_string());
+            t = t
+                .replace("{length}", &length.to_string())
+                .replace("{part}", &part.to_string());
         }
         _ => {
             let chunks = b.int(1, n);
@@ -85,7 +89,9 @@ pub fn piece(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             let parts = (n + size - 1) / size;
             let part = b.int(0, parts - 1);
             shape[d] = size.min(n - part * size) as usize;
-            t = t.replace("{chunks}", &chunks.to_string()).replace("{part}", &part.to_string());
+            t = t
+                .replace("{chunks}", &chunks.to_string())
+                .replace("{part}", &part.to_string());
         }
     }
     b.emit(t, vec![x], VarType::new(tx.scalar, shape), false, false)
@@ -93,7 +99,11 @@ pub fn piece(row: &TorchOp, b: &mut Builder) -> Option<Var> {
 
 /// `permute`, `transpose` (views), `flip`, `roll`, `tril`/`triu`.
 pub fn rearrange(row: &TorchOp, b: &mut Builder) -> Option<Var> {
-    let min_rank = if matches!(row.name, "tril" | "triu") { 2 } else { 1 };
+    let min_rank = if matches!(row.name, "tril" | "triu") {
+        2
+    } else {
+        1
+    };
     let x = b.pick(row.accept, min_rank..=4)?;
     let tx = b.ty(&x);
     let rank = tx.rank();
@@ -113,7 +123,9 @@ pub fn rearrange(row: &TorchOp, b: &mut Builder) -> Option<Var> {
         "transpose" => {
             let (a, c) = (axis(b, rank), axis(b, rank));
             shape.swap(norm_axis(a, rank), norm_axis(c, rank));
-            t = t.replace("{dim}", &a.to_string()).replace("{dim2}", &c.to_string());
+            t = t
+                .replace("{dim}", &a.to_string())
+                .replace("{dim2}", &c.to_string());
             true
         }
         "flip" | "roll" => {
@@ -121,12 +133,17 @@ pub fn rearrange(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             let mut dims: Vec<i64> = Vec::new();
             for _ in 0..count {
                 let a = axis(b, rank);
-                if !dims.iter().any(|d| norm_axis(*d, rank) == norm_axis(a, rank)) {
+                if !dims
+                    .iter()
+                    .any(|d| norm_axis(*d, rank) == norm_axis(a, rank))
+                {
                     dims.push(a);
                 }
             }
             let shifts: Vec<i64> = dims.iter().map(|_| b.int(-3, 3)).collect();
-            t = t.replace("{dims}", &list(&dims)).replace("{shifts}", &list(&shifts));
+            t = t
+                .replace("{dims}", &list(&dims))
+                .replace("{shifts}", &list(&shifts));
             false
         }
         _ => false,
@@ -140,7 +157,7 @@ fn factorization(b: &mut Builder, n: usize, rank: usize) -> Vec<usize> {
     let mut rest = n;
     let mut p = 2;
     while rest > 1 {
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             let k = b.int(0, dims.len() as i64 - 1) as usize;
             dims[k] *= p;
             rest /= p;
@@ -177,7 +194,10 @@ pub fn reshape(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             if rank == 0 {
                 return None;
             }
-            let (a, c) = (b.int(0, rank as i64 - 1) as usize, b.int(0, rank as i64 - 1) as usize);
+            let (a, c) = (
+                b.int(0, rank as i64 - 1) as usize,
+                b.int(0, rank as i64 - 1) as usize,
+            );
             let (s, e) = (a.min(c), a.max(c));
             let merged: usize = tx.shape[s..=e].iter().product();
             let shape: Vec<usize> = tx.shape[..s]
@@ -186,7 +206,9 @@ pub fn reshape(row: &TorchOp, b: &mut Builder) -> Option<Var> {
                 .chain([merged])
                 .chain(tx.shape[e + 1..].iter().copied())
                 .collect();
-            t = t.replace("{start}", &s.to_string()).replace("{end}", &(e as i64 - rank as i64).to_string());
+            t = t
+                .replace("{start}", &s.to_string())
+                .replace("{end}", &(e as i64 - rank as i64).to_string());
             (shape, false)
         }
         "squeeze" => {
@@ -220,7 +242,9 @@ pub fn reshape(row: &TorchOp, b: &mut Builder) -> Option<Var> {
         _ => {
             let lead = b.int(0, 1) as usize;
             let reps: Vec<usize> = (0..rank + lead).map(|_| b.int(1, 3) as usize).collect();
-            let padded: Vec<usize> = std::iter::repeat_n(1, lead).chain(tx.shape.iter().copied()).collect();
+            let padded: Vec<usize> = std::iter::repeat_n(1, lead)
+                .chain(tx.shape.iter().copied())
+                .collect();
             let shape: Vec<usize> = padded.iter().zip(&reps).map(|(d, r)| d * r).collect();
             if reps.is_empty() {
                 return None;
@@ -239,7 +263,11 @@ pub fn join(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     let tx = b.ty(&x);
     let rank = tx.rank();
     let stack = row.name == "stack";
-    let dim = if stack { b.int(-(rank as i64) - 1, rank as i64) } else { axis(b, rank) };
+    let dim = if stack {
+        b.int(-(rank as i64) - 1, rank as i64)
+    } else {
+        axis(b, rank)
+    };
     let d = norm_axis(dim, if stack { rank + 1 } else { rank });
     let count = b.int(1, 2) as usize;
     let mut args = vec![x.clone()];
@@ -247,8 +275,7 @@ pub fn join(row: &TorchOp, b: &mut Builder) -> Option<Var> {
         let shape = tx.shape.clone();
         let other = b
             .pick_where(|t| {
-                t.rank() == rank
-                    && (0..rank).all(|k| t.shape[k] == shape[k] || (!stack && k == d))
+                t.rank() == rank && (0..rank).all(|k| t.shape[k] == shape[k] || (!stack && k == d))
             })
             .unwrap_or_else(|| x.clone());
         args.push(other);
@@ -281,13 +308,21 @@ pub fn index(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     let (args, shape) = match row.name {
         "gather" => {
             let shape: Vec<usize> = (0..rank)
-                .map(|k| if k == d { b.int(1, 4) as usize } else { b.int(1, tx.shape[k] as i64) as usize })
+                .map(|k| {
+                    if k == d {
+                        b.int(1, 4) as usize
+                    } else {
+                        b.int(1, tx.shape[k] as i64) as usize
+                    }
+                })
                 .collect();
             let idx = b.param(long(shape.clone()), Values::Below(n));
             (vec![x, idx], shape)
         }
         "scatter" | "scatter_add" => {
-            let shape: Vec<usize> = (0..rank).map(|k| b.int(1, tx.shape[k] as i64) as usize).collect();
+            let shape: Vec<usize> = (0..rank)
+                .map(|k| b.int(1, tx.shape[k] as i64) as usize)
+                .collect();
             let values = if row.name == "scatter" {
                 Values::DistinctBelow { dim: d, bound: n }
             } else {
@@ -308,7 +343,10 @@ pub fn index(row: &TorchOp, b: &mut Builder) -> Option<Var> {
             let n0 = tx.shape[0];
             let m = b.int(1, n0 as i64) as usize;
             let idx = b.param(long(vec![m]), Values::DistinctBelow { dim: 0, bound: n0 });
-            let values: Vec<usize> = [m].into_iter().chain(tx.shape[1..].iter().copied()).collect();
+            let values: Vec<usize> = [m]
+                .into_iter()
+                .chain(tx.shape[1..].iter().copied())
+                .collect();
             let src = b.param(VarType::new(tx.scalar, values), Values::Any);
             (vec![x, idx, src], tx.shape.clone())
         }
