@@ -413,11 +413,7 @@ pub fn surface(
     use crate::backend::python::{request_timeout, HostConfig, PythonHost};
     use crate::targets::surface::SurfaceSource;
     let host = std::sync::Mutex::new(PythonHost::new(HostConfig::local(request_timeout())));
-    let source = SurfaceSource {
-        max_ops: ops,
-        components: 1,
-        shape_conditions: false,
-    };
+    let source = SurfaceSource::new(ops, 1);
     let mut input = random_inputs(seed, len);
     let (mut valid, mut rows_total) = (0usize, 0usize);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();

@@ -110,11 +110,7 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
     use dlcfuzz::oracle::accuracy::error;
     use dlcfuzz::targets::surface::SurfaceSource;
     let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(120))));
-    let source = SurfaceSource {
-        max_ops: 10,
-        components: 2,
-        shape_conditions: false,
-    };
+    let source = SurfaceSource::new(10, 2);
     let (mut valid, mut mutated, mut closures, mut views) = (0, 0, 0, 0);
     let inputs = common::random_inputs(5, 300, 600);
     for bytes in &inputs {
@@ -231,11 +227,7 @@ fn program_reduction_keeps_what_an_output_needs_and_replays_from_its_edits() {
     use dlcfuzz::reduce::program::reduce;
     use dlcfuzz::targets::surface::{SurfaceSource, SurfaceTest};
     let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(120))));
-    let source = SurfaceSource {
-        max_ops: 6,
-        components: 3,
-        shape_conditions: false,
-    };
+    let source = SurfaceSource::new(6, 3);
     // X's value when the (edited, mutated) program runs in eager, if it is still an output.
     let value_of = |test: &SurfaceTest, var: &str| {
         let k = test.program.outputs.iter().position(|o| o == var)?;

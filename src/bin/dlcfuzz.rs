@@ -225,11 +225,16 @@ enum Command {
         #[arg(long, default_value_t = 16)]
         show: usize,
     },
-    /// Show (probing if needed) the op × dtype table a backend supports.
+    /// Show (probing if needed) the op × dtype table a backend supports, or what a target's
+    /// generator offers its compiler (`--target`).
     Capabilities {
         /// Backend (`ort`, `tract` or `tvm`).
         #[arg(long, default_value = "ort")]
         backend: String,
+        /// A fuzz target instead: the torch-surface targets list their operator rows and
+        /// element types; the others their backend's table.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Check the libtorch reference against the ONNX backend test models (with expected
     /// outputs) that the pip `onnx` package ships; prints one line per model and the pass rate.
@@ -398,7 +403,21 @@ fn main() -> Result<()> {
                 println!("{line}");
             }
         }
-        Command::Capabilities { backend: name } => {
+        Command::Capabilities {
+            backend: name,
+            target,
+        } => {
+            let name = match target {
+                Some(target) => {
+                    let built = lib(dlcfuzz::targets::build(&TargetConfig::new(&target, 10)))?;
+                    if let Some(listing) = built.capabilities() {
+                        println!("{listing}");
+                        return Ok(());
+                    }
+                    built.info().backend.to_string()
+                }
+                None => name,
+            };
             let caps = Capabilities::load_or_probe(lib(backend::by_name(&name))?.as_ref());
             print!("{}", caps.listing());
             println!("{}", caps.summary());

@@ -35,10 +35,27 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", title(&report));
     let _ = writeln!(md, "## Describe the issue\n");
+    // The program targets (torch.compile, the ONNX exporter, TorchScript) leave the
+    // program's source; the others an ONNX model.
+    let program = dir.join("program.py").exists() || dir.join("program.ts").exists();
+    let subject = if program {
+        let ops = std::fs::read_to_string(dir.join("ops.txt")).unwrap_or_default();
+        let ops: std::collections::BTreeSet<&str> = ops.lines().collect();
+        let ops: Vec<&str> = ops.into_iter().collect();
+        format!(
+            "A PyTorch program that runs in eager (operators: {})",
+            if ops.is_empty() {
+                report.op_types.clone()
+            } else {
+                ops.join(", ")
+            }
+        )
+    } else {
+        format!("A valid ONNX model (op types: {})", report.op_types)
+    };
     let _ = writeln!(
         md,
-        "A valid ONNX model (op types: {}) {}.",
-        report.op_types,
+        "{subject} {}.",
         match f.kind {
             crate::oracle::FindingKind::Inconsistency => "computes a wrong result",
             crate::oracle::FindingKind::Crash => "fails",
@@ -103,7 +120,15 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         f.detail.trim()
     );
     let _ = writeln!(md, "\n## To reproduce\n");
-    if dir.join("repro.py").exists() {
+    if dir.join("repro.py").exists() && program {
+        let _ = writeln!(
+            md,
+            "`repro.py` in this folder holds the program with its inputs inline; it needs only \
+             the compiler's Python packages (torch; the ONNX exporter's also onnxscript, onnx \
+             and onnxruntime), prints their versions, and exits with 1 when the bug shows:\n\n\
+             ```\npython3 repro.py\n```\n"
+        );
+    } else if dir.join("repro.py").exists() {
         let _ = writeln!(
             md,
             "`model.onnx` and `repro.py` in this folder; the script needs only the compiler's \
@@ -112,6 +137,17 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         );
     }
     match &reduction {
+        Some(r) if program => {
+            let _ = writeln!(
+                md,
+                "The program was reduced from {} to {} statements in {} candidate runs, {:.1} s{}.\n",
+                r.original_nodes,
+                r.reduced_nodes,
+                r.tests,
+                r.seconds,
+                if r.out_of_budget { ", budget exhausted" } else { "" },
+            );
+        }
         Some(r) => {
             let _ = writeln!(
                 md,

@@ -19,6 +19,7 @@
 //! - Load targets ([`load`]): bytes are an untrusted ONNX file; only crashes are findings.
 
 pub mod differential;
+pub mod export_probe;
 pub mod hosted;
 pub mod load;
 pub mod program;
@@ -254,6 +255,13 @@ pub trait FuzzTarget: Send + Sync {
     fn bisects(&self, finding: &crate::oracle::Finding) -> bool {
         let _ = finding;
         false
+    }
+
+    /// What the target's generator offers the compiler, for `dlcfuzz capabilities
+    /// --target` (the torch-surface targets: their rows and element types); `None` for
+    /// targets whose menu is their backend's probed capability table.
+    fn capabilities(&self) -> Option<String> {
+        None
     }
 
     /// Where this target's time went so far, by stage (seconds and calls), for targets

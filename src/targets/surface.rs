@@ -12,9 +12,9 @@ use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Skip, Verdict};
 use crate::reduce::program::{dropped_mutations, Outline};
 use crate::reduce::Edit;
-use crate::torch::gen::generate_packed;
+use crate::torch::gen::generate_without;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 /// A mutated torch program ready to compile.
@@ -213,6 +213,57 @@ pub struct SurfaceSource {
     /// EMI conditions only on shapes, never on values (for compilers that trace shapes but
     /// not data: [`ProgramPlan::shape_conditions_only`]).
     pub shape_conditions: bool,
+    /// Rows never instantiated (the compiler lacks them, as probed).
+    pub excluded: BTreeSet<&'static str>,
+}
+
+impl SurfaceSource {
+    /// The rows this source offers (`dlcfuzz capabilities --target`): one line per row
+    /// with its family, the element types its data arguments accept and its result type,
+    /// or why it is excluded; then a one-line JSON summary.
+    pub fn capabilities(&self) -> String {
+        let mut out = String::new();
+        let mut types = BTreeSet::new();
+        for op in crate::torch::ops::table() {
+            let accepted: Vec<&str> = ScalarType::ALL
+                .into_iter()
+                .filter(|s| op.accept.allows(*s))
+                .map(ScalarType::torch_name)
+                .collect();
+            let status = if self.excluded.contains(op.name) {
+                "excluded: the compiler has no conversion (probed)".to_string()
+            } else {
+                types.extend(accepted.iter().copied());
+                format!("-> {:?}", op.out)
+            };
+            let family = format!("{:?}", op.family);
+            out += &format!(
+                "{:<22} {:<40} {:<58} {status}\n",
+                op.name,
+                family,
+                accepted.join(",")
+            );
+        }
+        let table = crate::torch::ops::table().len();
+        out + &json!({
+            "rows": table,
+            "rows_offered": table - self.excluded.len(),
+            "rows_excluded": self.excluded.iter().collect::<Vec<_>>(),
+            "element_types": types,
+        })
+        .to_string()
+    }
+
+    /// Programs of up to `max_ops` rows per component, `components` packed, every row, EMI
+    /// conditions on anything profiled.
+    pub fn new(max_ops: usize, components: usize) -> SurfaceSource {
+        SurfaceSource {
+            max_ops,
+            components,
+            shape_conditions: false,
+            excluded: BTreeSet::new(),
+        }
+    }
 }
 
 impl SurfaceSource {
@@ -224,7 +275,10 @@ impl SurfaceSource {
         } else {
             plan
         };
-        (plan, generate_packed(rest, self.max_ops, self.components))
+        (
+            plan,
+            generate_without(rest, self.max_ops, self.components, &self.excluded),
+        )
     }
 
     /// What a program reduction of `bytes` can edit (nothing runs).
@@ -251,74 +305,87 @@ impl SurfaceSource {
         edits: &[Edit],
     ) -> Result<SurfaceTest, Verdict> {
         let (plan, generated) = self.decode(bytes);
-        let mut test = SurfaceTest {
-            program: generated.program,
-            applied: Vec::new(),
-            ops: generated.ops,
-            producers: generated.producers,
-            component_of: generated.component_of,
-        };
-        let mut everything = test.program.clone();
-        everything.outputs = test.program.body.iter().flat_map(Stmt::defs).collect();
-        if everything.outputs.is_empty() {
-            return Err(Verdict::Skipped(Skip::Invalid(
-                "no operator instantiated".into(),
+        profiled(host, backend, device, plan, generated, edits)
+    }
+}
+
+/// A generated program's test: the eager profile run in `host` on `device` (checking
+/// every value's predicted type), then reduction `edits`, then the `plan`'s mutations.
+pub fn profiled(
+    host: &Mutex<PythonHost>,
+    backend: &str,
+    device: &str,
+    plan: ProgramPlan,
+    generated: crate::torch::gen::TorchProgram,
+    edits: &[Edit],
+) -> Result<SurfaceTest, Verdict> {
+    let mut test = SurfaceTest {
+        program: generated.program,
+        applied: Vec::new(),
+        ops: generated.ops,
+        producers: generated.producers,
+        component_of: generated.component_of,
+    };
+    let mut everything = test.program.clone();
+    everything.outputs = test.program.body.iter().flat_map(Stmt::defs).collect();
+    if everything.outputs.is_empty() {
+        return Err(Verdict::Skipped(Skip::Invalid(
+            "no operator instantiated".into(),
+        )));
+    }
+    let source = render(&everything, Dialect::Python);
+    let request = test.request(&source, device, json!({}));
+    let response = super::hosted::call(host, backend, &request)?;
+    let invalid = |m: String| Verdict::Skipped(Skip::Invalid(m));
+    let eager = match runs(&response).map_err(invalid)?.into_iter().next() {
+        Some((_, Run::Outputs(o))) => o,
+        Some((_, Run::Failed(e))) => return Err(invalid(format!("eager: {}", e.headline()))),
+        None => return Err(invalid("no eager run".into())),
+    };
+    let dtypes = run_dtypes(&response, 0);
+    for (k, (var, value)) in everything.outputs.iter().zip(eager).enumerate() {
+        let want = &test.program.types[var];
+        if dtypes.get(k).copied().flatten() != Some(want.scalar) || value.shape != want.shape {
+            let statement = test.program.body.iter().find_map(|s| match s {
+                Stmt::Let { var: v, call } if v == var => Some(call.template.clone()),
+                _ => None,
+            });
+            let args: Vec<String> = test
+                .program
+                .body
+                .iter()
+                .find_map(|s| match s {
+                    Stmt::Let { var: v, call } if v == var => Some(call.args.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default()
+                .iter()
+                .map(|a| test.program.types[a].to_string())
+                .collect();
+            return Err(invalid(format!(
+                "type prediction: {var} is {:?}{:?}, predicted {want}, in {} over {}",
+                dtypes.get(k).copied().flatten(),
+                value.shape,
+                statement.unwrap_or_default(),
+                args.join(", ")
             )));
         }
-        let source = render(&everything, Dialect::Python);
-        let request = test.request(&source, device, json!({}));
-        let response = super::hosted::call(host, backend, &request)?;
-        let invalid = |m: String| Verdict::Skipped(Skip::Invalid(m));
-        let eager = match runs(&response).map_err(invalid)?.into_iter().next() {
-            Some((_, Run::Outputs(o))) => o,
-            Some((_, Run::Failed(e))) => return Err(invalid(format!("eager: {}", e.headline()))),
-            None => return Err(invalid("no eager run".into())),
-        };
-        let dtypes = run_dtypes(&response, 0);
-        for (k, (var, value)) in everything.outputs.iter().zip(eager).enumerate() {
-            let want = &test.program.types[var];
-            if dtypes.get(k).copied().flatten() != Some(want.scalar) || value.shape != want.shape {
-                let statement = test.program.body.iter().find_map(|s| match s {
-                    Stmt::Let { var: v, call } if v == var => Some(call.template.clone()),
-                    _ => None,
-                });
-                let args: Vec<String> = test
-                    .program
-                    .body
-                    .iter()
-                    .find_map(|s| match s {
-                        Stmt::Let { var: v, call } if v == var => Some(call.args.clone()),
-                        _ => None,
-                    })
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|a| test.program.types[a].to_string())
-                    .collect();
-                return Err(invalid(format!(
-                    "type prediction: {var} is {:?}{:?}, predicted {want}, in {} over {}",
-                    dtypes.get(k).copied().flatten(),
-                    value.shape,
-                    statement.unwrap_or_default(),
-                    args.join(", ")
-                )));
-            }
-            test.program.profile.insert(var.clone(), value);
-        }
-        if !edits.is_empty() {
-            crate::reduce::program::apply(&mut test.program, edits)
-                .map_err(|e| invalid(format!("reduction edits: {e}")))?;
-        }
-        if test
-            .program
-            .outputs
-            .iter()
-            .any(|v| !test.program.profile[v].is_finite())
-        {
-            return Err(Verdict::Skipped(Skip::NonFinite));
-        }
-        test.applied = plan.apply_except(&mut test.program, &dropped_mutations(edits));
-        Ok(test)
+        test.program.profile.insert(var.clone(), value);
     }
+    if !edits.is_empty() {
+        crate::reduce::program::apply(&mut test.program, edits)
+            .map_err(|e| invalid(format!("reduction edits: {e}")))?;
+    }
+    if test
+        .program
+        .outputs
+        .iter()
+        .any(|v| !test.program.profile[v].is_finite())
+    {
+        return Err(Verdict::Skipped(Skip::NonFinite));
+    }
+    test.applied = plan.apply_except(&mut test.program, &dropped_mutations(edits));
+    Ok(test)
 }
 
 #[cfg(test)]

@@ -147,6 +147,10 @@ impl FuzzTarget for TorchCompileHarness {
             .collect::<serde_json::Map<String, Value>>()))
     }
 
+    fn capabilities(&self) -> Option<String> {
+        Some(self.source.capabilities())
+    }
+
     fn outline(&self, bytes: &[u8]) -> Option<Outline> {
         let (_, rest) = padded_head::<1>(bytes);
         Some(self.source.outline(rest))
@@ -201,11 +205,7 @@ impl TorchCompileHarness {
         }
         Ok(TorchCompileHarness {
             info: super::by_name(&format!("torch_compile_{device}"))?,
-            source: SurfaceSource {
-                max_ops,
-                components: COMPONENTS,
-                shape_conditions: false,
-            },
+            source: SurfaceSource::new(max_ops, COMPONENTS),
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
             host: Mutex::new(host),

@@ -13,7 +13,9 @@
 //!   eager, ONNX Runtime is at fault; when it agrees with ONNX Runtime, the exporter.
 //!
 //! Input bytes: the program plan, then the generator's bytes (as `torch_compile_cpu` after
-//! its mode byte).
+//! its mode byte). Rows the exporter has no conversion for are never drawn
+//! ([`super::export_probe`]), and EMI conditions read shapes only (torch.export does not
+//! trace data-dependent control flow).
 
 use super::hosted::{call, stage_failure};
 use super::surface::{
@@ -60,19 +62,19 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
         }
     }
     let version = |m: &str| versions[m].as_str().unwrap_or("?").to_string();
+    let host = Mutex::new(host);
+    let mut source = SurfaceSource::new(config.max_nodes, COMPONENTS);
+    source.shape_conditions = true;
+    source.excluded = super::export_probe::unexportable(&host, &version("torch"));
     Ok(Box::new(OnnxExportHarness {
         info: super::by_name("torch_onnx_export")?,
-        source: SurfaceSource {
-            max_ops: config.max_nodes,
-            components: COMPONENTS,
-            shape_conditions: true,
-        },
+        source,
         versions: format!(
             "torch.onnx.export (torch {}) + ONNX Runtime {}",
             version("torch"),
             version("onnxruntime")
         ),
-        host: Mutex::new(host),
+        host,
     }))
 }
 
@@ -95,6 +97,10 @@ impl FuzzTarget for OnnxExportHarness {
 
     fn decode(&self, _bytes: &[u8]) -> Option<TestCase> {
         None
+    }
+
+    fn capabilities(&self) -> Option<String> {
+        Some(self.source.capabilities())
     }
 
     fn outline(&self, bytes: &[u8]) -> Option<Outline> {

@@ -310,6 +310,36 @@ pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
 /// packed into one: each component draws its own parameters and reads only its own values,
 /// so one compilation tests them all and an output belongs to exactly one component.
 pub fn generate_packed(bytes: &[u8], max_ops: usize, components: usize) -> TorchProgram {
+    generate_without(bytes, max_ops, components, &BTreeSet::new())
+}
+
+/// [`generate_packed`] never instantiating the rows named in `excluded` (a drawn excluded
+/// row uses up its attempt, so the other draws stay where they were): for a compiler that
+/// lacks them, as probed.
+pub fn generate_without(
+    bytes: &[u8],
+    max_ops: usize,
+    components: usize,
+    excluded: &BTreeSet<&'static str>,
+) -> TorchProgram {
+    let choose = |draw| Some(pick_row(draw)).filter(|row| !excluded.contains(row.name));
+    generate_with(bytes, max_ops, components, &choose)
+}
+
+/// A program of up to `max_ops` instances of `row` alone (and the adapters it needs): what
+/// a probe of one row's support compiles.
+pub fn generate_only(bytes: &[u8], max_ops: usize, row: &'static TorchOp) -> TorchProgram {
+    generate_with(bytes, max_ops, 1, &|_| Some(row))
+}
+
+/// The generator: each operator draw's `u16` becomes a row by `choose` (`None`: the draw is
+/// spent on nothing).
+fn generate_with(
+    bytes: &[u8],
+    max_ops: usize,
+    components: usize,
+    choose: &dyn Fn(u16) -> Option<&'static TorchOp>,
+) -> TorchProgram {
     let mut u = Unstructured::new(bytes);
     let seed = u.arbitrary::<u64>().unwrap_or(0);
     let mut b = Builder {
@@ -343,7 +373,9 @@ pub fn generate_packed(bytes: &[u8], max_ops: usize, components: usize) -> Torch
         let (mut made, mut attempts) = (0, 0);
         while made < max_ops && attempts < 4 * max_ops && !b.u.is_empty() {
             attempts += 1;
-            let row = pick_row(b.u.arbitrary::<u16>().unwrap_or(0));
+            let Some(row) = choose(b.u.arbitrary::<u16>().unwrap_or(0)) else {
+                continue;
+            };
             let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
             if let Some(var) = family::build(row, &mut b) {
                 producers.insert(var, row.name);

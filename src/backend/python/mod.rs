@@ -169,12 +169,23 @@ impl HostConfig {
             pythonpath: crate::paths::python_env(),
             timeout,
             env: vec![
-                ("TORCHINDUCTOR_COMPILE_THREADS".into(), "1".into()),
+                ("TORCHINDUCTOR_COMPILE_THREADS".into(), compile_threads()),
                 ("OMP_NUM_THREADS".into(), "1".into()),
                 ("PYTHONUNBUFFERED".into(), "1".into()),
             ],
         }
     }
+}
+
+/// Inductor's parallel C++ compile workers per host: `TORCHINDUCTOR_COMPILE_THREADS` when
+/// set (a campaign sets it to the cores per job), else every core (one test at a time). g++
+/// on each generated kernel is most of a torch.compile test's time, and a graph has several.
+pub fn compile_threads() -> String {
+    std::env::var("TORCHINDUCTOR_COMPILE_THREADS").unwrap_or_else(|_| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .to_string()
+    })
 }
 
 struct Running {
