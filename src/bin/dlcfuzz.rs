@@ -70,20 +70,25 @@ impl TargetArgs {
 /// Limits on each isolated test.
 #[derive(clap::Args, Clone, Copy)]
 struct IsolationArgs {
-    /// Per-test timeout in seconds.
-    #[arg(long, default_value_t = 10.0)]
-    timeout: f64,
+    /// Per-test timeout in seconds (default: the target's, `dlcfuzz targets`).
+    #[arg(long)]
+    timeout: Option<f64>,
     /// RSS limit of a worker in MiB.
     #[arg(long, default_value_t = 2048)]
     rss_limit_mb: u64,
 }
 
 impl IsolationArgs {
-    fn isolation(self) -> Isolation {
-        Isolation {
-            timeout: Duration::from_secs_f64(self.timeout),
+    /// The limits for tests of `target`.
+    fn isolation(self, target: &str) -> Result<Isolation> {
+        let seconds = match self.timeout {
+            Some(s) => s,
+            None => lib(dlcfuzz::targets::by_name(target))?.test_seconds,
+        };
+        Ok(Isolation {
+            timeout: Duration::from_secs_f64(seconds),
             rss_limit_mb: self.rss_limit_mb,
-        }
+        })
     }
 }
 
@@ -123,14 +128,15 @@ struct FuzzArgs {
 
 impl FuzzArgs {
     fn options(self) -> Result<FuzzOptions> {
+        let target = self.target.config();
         Ok(FuzzOptions {
-            target: self.target.config(),
+            isolation: self.isolation.isolation(&target.name)?,
+            target,
             out: self.out,
             time: Duration::from_secs(self.time),
             seed: self.seed,
             max_tests: self.max_tests,
             jobs: self.jobs,
-            isolation: self.isolation.isolation(),
             in_process: self.no_isolation,
             resume: self.resume,
             reduce_budget: Duration::from_secs(self.reduce_budget),
@@ -358,10 +364,11 @@ fn main() -> Result<()> {
             budget,
             isolation,
         } => {
+            let target = lib(dlcfuzz::campaign::finding::Envelope::read(&finding))?.target;
             let opts = PostOptions {
                 program: program()?,
                 budget: Duration::from_secs(budget),
-                isolation: isolation.isolation(),
+                isolation: isolation.isolation(&target.name)?,
             };
             let reduction = lib(post::process(&finding, &opts))?;
             eprintln!(

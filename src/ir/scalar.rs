@@ -76,6 +76,23 @@ impl ScalarType {
         }
     }
 
+    /// The number TorchScript knows this type by (`c10::ScalarType`): `torch::jit::compile`
+    /// resolves no `torch.float32` constant, and a `ScalarType` argument is an `int` there.
+    pub fn c10_code(self) -> u8 {
+        match self {
+            ScalarType::U8 => 0,
+            ScalarType::I8 => 1,
+            ScalarType::I16 => 2,
+            ScalarType::I32 => 3,
+            ScalarType::I64 => 4,
+            ScalarType::F16 => 5,
+            ScalarType::F32 => 6,
+            ScalarType::F64 => 7,
+            ScalarType::Bool => 11,
+            ScalarType::BF16 => 15,
+        }
+    }
+
     /// The global a rendered Python program names this type by (`DT_BF16`), so that a run
     /// can rebind every type at once (the widened run of the oracle).
     pub fn global(self) -> String {

@@ -102,7 +102,9 @@ pub struct Unary {
     /// of a jump make the output fragile.
     pub jumps: Option<Jumps>,
     /// The torch expression of the program targets (`{x}` the input, `{name}` a float
-    /// attribute), float32 only; `None`: not written as a program.
+    /// attribute), float32 only; `None`: not written as a program. Python spelling; the
+    /// TorchScript dialect respells it ([`crate::mutate::program::render::torchscript_spelling`])
+    /// and `tests/torchscript.rs` compiles every form that way.
     pub torch: Option<&'static str>,
     /// Where it is defined, when not on all reals.
     pub domain: Option<Domain>,
@@ -303,7 +305,7 @@ pub fn table() -> &'static [Unary] {
                 .torch("torch.nn.functional.softplus({x})"),
             op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?))
                 .elementary()
-                .torch("torch.nn.functional.softsign({x})"),
+                .torch("{x} / (1.0 + torch.abs({x}))"),
             op("Mish", Float, |x, _| x.f_mul(&softplus(x)?.f_tanh()?))
                 .elementary()
                 .torch("torch.nn.functional.mish({x})"),

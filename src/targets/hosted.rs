@@ -48,7 +48,7 @@ pub fn stage_failure(backend: &str, level: &str, error: &PyError) -> Verdict {
                 component
                     .strip_prefix(&format!("{backend}:"))
                     .unwrap_or(&component),
-                normalize_message(&error.headline())
+                normalize_message(&error.key())
             ),
             detail: error.detail(),
             blame: None,

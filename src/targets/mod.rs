@@ -336,6 +336,10 @@ pub struct TargetInfo {
     pub fuzz_binary: bool,
     /// One line for `dlcfuzz targets`.
     pub summary: &'static str,
+    /// A test's default time limit in an isolated campaign, in seconds (past it the test is
+    /// a hang finding): far above the slowest normal test, which for the compilers that
+    /// run g++ or LLVM on every test is seconds, not milliseconds.
+    pub test_seconds: f64,
     /// Builds the target, or says what is missing (a library, a Python package, a device).
     pub build: fn(&TargetConfig) -> Result<Box<dyn FuzzTarget>, String>,
 }
@@ -363,6 +367,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "generated graphs through ONNX Runtime CPU at every optimization level, against the libtorch reference; fired graph transformers are coverage",
+        test_seconds: 10.0,
         build: differential::build_ort,
     },
     TargetInfo {
@@ -375,6 +380,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "ort_cpu with optimizer patterns (OATest) spliced into each seed graph: the built-in library, DLCFUZZ_PATTERNS or --patterns",
+        test_seconds: 10.0,
         build: differential::build_ort_patterns,
     },
     TargetInfo {
@@ -387,6 +393,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: true,
         fuzz_binary: true,
         summary: "HirFuzz on ONNX Runtime CPU: constraint levels (level 0 breaks one constraint: only assertions and crashes count) and function, If and Loop rewrites",
+        test_seconds: 10.0,
         build: differential::build_ort_mutated,
     },
     TargetInfo {
@@ -397,6 +404,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "generated graphs through tract typed, decluttered and optimized (compiled into the fuzz build: libFuzzer sees its edges)",
+        test_seconds: 10.0,
         build: differential::build_tract,
     },
     TargetInfo {
@@ -407,6 +415,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "an untrusted ONNX file through ONNX Runtime session creation (all optimizations) and one run: only crashes are findings",
+        test_seconds: 10.0,
         build: load::build_ort,
     },
     TargetInfo {
@@ -417,6 +426,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "an untrusted ONNX file through tract's parser, analysis and optimizer and one run: only panics and crashes are findings",
+        test_seconds: 10.0,
         build: load::build_tract,
     },
     TargetInfo {
@@ -429,6 +439,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "TorchProbe programs through the TorchScript JIT (plain, then the profiling executor with the CPU fuser) against libtorch eager",
+        test_seconds: 10.0,
         build: torchscript::build_cpu,
     },
     TargetInfo {
@@ -441,6 +452,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "torchscript_cpu with the compiled program on CUDA device 0",
+        test_seconds: 10.0,
         build: torchscript::build_cuda,
     },
     TargetInfo {
@@ -453,6 +465,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "torch-surface programs (199 operator rows, 10 element types) with TorchProbe mutations, eager vs torch.compile (Inductor, C++) in the Python host; a mode byte picks dynamic shapes, backward, recompilation",
+        test_seconds: 120.0,
         build: torch_compile::build_cpu,
     },
     TargetInfo {
@@ -465,6 +478,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "torch_compile_cpu on CUDA device 0 (Inductor's Triton backend)",
+        test_seconds: 120.0,
         build: torch_compile::build_cuda,
     },
     TargetInfo {
@@ -477,6 +491,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "torch-surface programs with TorchProbe mutations through torch.onnx.export (the wheel's default exporter), the ONNX checker and ONNX Runtime (no optimizations), against torch eager; mismatches localized with the onnx reference implementation",
+        test_seconds: 60.0,
         build: torch_onnx_export::build,
     },
     TargetInfo {
@@ -489,6 +504,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "generated graphs through TVM Relax for llvm: the plain build against the reference, then a pass sequence from the input's head against the plain build",
+        test_seconds: 60.0,
         build: tvm::build_llvm,
     },
     TargetInfo {
@@ -501,6 +517,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: true,
         summary: "tvm_llvm built for CUDA device 0",
+        test_seconds: 60.0,
         build: tvm::build_cuda,
     },
     TargetInfo {
@@ -511,6 +528,7 @@ pub static TARGETS: &[TargetInfo] = &[
         constraint_levels: false,
         fuzz_binary: false,
         summary: "reliability tests only (needs DLCFUZZ_ALLOW_FAULTS=1): ort_cpu whose first optimized level segfaults, aborts, hangs or allocates on trigger ops",
+        test_seconds: 10.0,
         build: differential::build_faulty,
     },
 ];

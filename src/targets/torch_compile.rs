@@ -292,6 +292,14 @@ impl TorchCompileHarness {
         };
         let eager = match named.first() {
             Some((_, Run::Outputs(o))) => o.clone(),
+            // Eager ran this program forward in the profile: what fails now is autograd (an
+            // op without a derivative, a saved value overwritten in place).
+            Some((_, Run::Failed(e))) if mode.backward => {
+                return Verdict::Skipped(Skip::Unsupported(format!(
+                    "backward: eager cannot differentiate the program: {}",
+                    e.headline()
+                )))
+            }
             Some((_, Run::Failed(e))) => {
                 return Verdict::Skipped(Skip::Invalid(format!("eager: {}", e.headline())))
             }
@@ -300,7 +308,17 @@ impl TorchCompileHarness {
         let types = run_dtypes(&response, 0);
         for (index, (name, run)) in named.iter().enumerate().skip(1) {
             let outputs = match run {
-                Run::Failed(e) => return stage_failure(BACKEND, name, e),
+                Run::Failed(e) => {
+                    let verdict = stage_failure(BACKEND, name, e);
+                    return match verdict {
+                        Verdict::Found(mut f) if e.component() == "inductor" => {
+                            f.detail =
+                                format!("{}\n{}", self.switch(test, mode, name, None), f.detail);
+                            Verdict::Found(f)
+                        }
+                        other => other,
+                    };
+                }
                 Run::Outputs(o) => o,
             };
             let conditioning = || {
@@ -328,7 +346,8 @@ impl TorchCompileHarness {
     }
 
     /// A finding on output `k` of run `name`, localized on the eager → aot_eager → inductor
-    /// ladder and, for Inductor's, to the first config switch that makes it go away.
+    /// ladder and, for Inductor's, to the first config switch that makes it go away (as an
+    /// Inductor crash is, in `judge`).
     fn finding(
         &self,
         test: &SurfaceTest,
@@ -338,33 +357,15 @@ impl TorchCompileHarness {
         k: usize,
         detail: String,
     ) -> Verdict {
-        let component = if self.agrees_with(test, mode, name, k, "aot_eager", &json!({})) {
+        let component = if self.agrees_with(test, mode, name, Some(k), "aot_eager", &json!({})) {
             "inductor"
         } else {
             "dynamo-or-aot"
         };
-        let switch = (component == "inductor")
-            .then(|| {
-                INDUCTOR_SWITCHES.iter().find(|(_, patch)| {
-                    self.agrees_with(
-                        test,
-                        mode,
-                        name,
-                        k,
-                        "inductor",
-                        &serde_json::from_str(patch).expect("switch JSON"),
-                    )
-                })
-            })
-            .flatten();
-        let detail = match switch {
-            Some((switch, patch)) => {
-                format!("{detail}; gone with Inductor's {switch} switched ({patch})")
-            }
-            None if component == "inductor" => {
-                format!("{detail}; no Inductor switch tried makes it go away")
-            }
-            None => detail,
+        let detail = if component == "inductor" {
+            format!("{detail}; {}", self.switch(test, mode, name, Some(k)))
+        } else {
+            detail
         };
         Verdict::Found(Finding {
             kind: FindingKind::Inconsistency,
@@ -379,15 +380,28 @@ impl TorchCompileHarness {
         })
     }
 
-    /// Whether `backend` with Inductor `config` patched agrees with eager on output `k` of
-    /// the same call as run `name` (same type, within tolerance); `false` when the rerun
-    /// fails.
+    /// Which of [`INDUCTOR_SWITCHES`] makes an Inductor finding on output `k` (`None`: a
+    /// failure of the compile) of run `name` go away, said as a sentence for its detail.
+    fn switch(&self, test: &SurfaceTest, mode: Mode, name: &str, k: Option<usize>) -> String {
+        let gone = INDUCTOR_SWITCHES.iter().find(|(_, patch)| {
+            let config = serde_json::from_str(patch).expect("switch JSON");
+            self.agrees_with(test, mode, name, k, "inductor", &config)
+        });
+        match gone {
+            Some((switch, patch)) => format!("gone with Inductor's {switch} switched ({patch})"),
+            None => "no Inductor switch tried makes it go away".to_string(),
+        }
+    }
+
+    /// Whether `backend` with Inductor `config` patched runs the same call as run `name`
+    /// and, for an output `k`, agrees with eager on it (same type, within tolerance);
+    /// `false` when the rerun fails.
     fn agrees_with(
         &self,
         test: &SurfaceTest,
         mode: Mode,
         name: &str,
-        k: usize,
+        k: Option<usize>,
         backend: &str,
         config: &Value,
     ) -> bool {
@@ -411,6 +425,9 @@ impl TorchCompileHarness {
             named.iter().enumerate().find(|(_, (n, _))| *n == same_call),
         ) else {
             return false;
+        };
+        let Some(k) = k else {
+            return true;
         };
         let scalar = types.get(k).copied().flatten().unwrap_or(ScalarType::F32);
         run_dtypes(&response, index) == types

@@ -6,7 +6,8 @@
 //! - the exporter fails on a program eager runs (an exporter crash; missing conversions and
 //!   `torch.export`'s documented limits, such as data-dependent control flow, are
 //!   unsupported, not findings);
-//! - the exported model fails the checker (an invalid model: the exporter's);
+//! - the exported model fails the checker: an invalid model at its own opset, the
+//!   exporter's (ONNX Runtime still runs it, and the finding says whether it matched eager);
 //! - ONNX Runtime rejects or crashes on the model;
 //! - an output differs from eager beyond rounding ([`judge_against_eager`]): localized with
 //!   the `onnx` package's reference implementation on the same model: when it agrees with
@@ -139,6 +140,51 @@ impl FuzzTarget for OnnxExportHarness {
     }
 }
 
+/// An invalid exported model whose checker error is an op on a type its schema does not
+/// allow (`... has unsupported type: tensor(bfloat16)`) is signed by that type alone: the
+/// exporter's one failure to cast or to raise the opset shows on every op, and each op is
+/// not a bug of its own. The op stays in the detail.
+fn by_type(verdict: Verdict) -> Verdict {
+    let Verdict::Found(mut finding) = verdict else {
+        return verdict;
+    };
+    let marker = "has unsupported type: tensor(";
+    if let Some(at) = finding.detail.find(marker) {
+        let rest = &finding.detail[at + marker.len()..];
+        let ty: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        finding.signature = format!("crash:{BACKEND}:exporter:invalid-model:unsupported-type:{ty}");
+    }
+    Verdict::Found(finding)
+}
+
+/// The verdict on a model the ONNX checker rejected (`rejected`, a finding of the exporter:
+/// the model is invalid at its own opset) that ONNX Runtime then ran, compared with eager
+/// as `judged`. The blame stays with the exporter even when ONNX Runtime matches eager: a
+/// runtime may follow torch where the opset's schema does not (MaxPool-12 with `ceil_mode`
+/// counts windows that start in the right padding, torch does not), and another runtime
+/// following the schema computes something else. The detail says which it was.
+fn checker_verdict(rejected: Verdict, judged: &Result<Judged, Verdict>) -> Verdict {
+    match by_type(rejected) {
+        Verdict::Found(mut finding) => {
+            let runs_right = matches!(judged, Ok(Judged::Agrees | Judged::Explained(_)));
+            finding.detail = format!(
+                "{}\nONNX Runtime runs the rejected model and {} eager.",
+                finding.detail,
+                if runs_right {
+                    "matches"
+                } else {
+                    "does not match"
+                }
+            );
+            Verdict::Found(finding)
+        }
+        other => other,
+    }
+}
+
 impl OnnxExportHarness {
     fn request(&self, test: &SurfaceTest, source: &str, extra: Value) -> Frame {
         let mut extra = extra;
@@ -181,32 +227,45 @@ impl OnnxExportHarness {
             }
         };
         let types = run_dtypes(&response, 0);
+        let rejected = named.iter().find_map(|(n, r)| match r {
+            Run::Failed(e) if n == "check" => Some(e),
+            _ => None,
+        });
         let Some((index, (name, run))) = named.iter().enumerate().skip(1).last() else {
-            return (
-                Verdict::Skipped(Skip::Invalid("no export run".into())),
-                model,
-            );
+            let verdict = Verdict::Skipped(Skip::Invalid("no export run".into()));
+            return (verdict, model);
         };
-        let outputs = match run {
-            Run::Failed(e) => return (stage_failure(BACKEND, name, e), model),
-            Run::Outputs(o) => o,
+        let outputs = match (run, rejected) {
+            (Run::Outputs(o), _) => o,
+            // The checker rejected the model and ONNX Runtime cannot run it either.
+            (Run::Failed(_), Some(check)) if name == "ort" => {
+                return (by_type(stage_failure(BACKEND, "check", check)), model)
+            }
+            (Run::Failed(e), _) => return (stage_failure(BACKEND, name, e), model),
         };
         let conditioning = || {
             let extra = json!({"export": false, "widened": true, "perturbed": PERTURBATIONS});
             call(&self.host, BACKEND, &self.request(test, &source, extra))
         };
-        let verdict = match judge_against_eager(
-            &eager,
-            &types,
-            outputs,
-            &run_dtypes(&response, index),
-            conditioning,
-        ) {
+        let got_types = run_dtypes(&response, index);
+        let judged = judge_against_eager(&eager, &types, outputs, &got_types, conditioning);
+        if let Some(check) = rejected {
+            return (
+                checker_verdict(stage_failure(BACKEND, "check", check), &judged),
+                model,
+            );
+        }
+        let verdict = match judged {
             Err(verdict) => verdict,
             Ok(Judged::Agrees) => Verdict::Pass,
             Ok(Judged::Explained(reasons)) => Verdict::Skipped(Skip::Explained(reasons)),
             Ok(Judged::Wrong { what, k, detail }) => {
-                let component = self.localize(test, &source, outputs, &types, k);
+                // The exported model declares its outputs' types and count: a different one
+                // is the exporter's whatever runs it.
+                let component = match what {
+                    "dtype" | "arity" => "exporter",
+                    _ => self.localize(test, &source, outputs, &types, k),
+                };
                 Verdict::Found(Finding {
                     kind: FindingKind::Inconsistency,
                     level: "ort".into(),
@@ -278,5 +337,81 @@ impl OnnxExportHarness {
             files.push((super::MODEL.to_string(), model));
         }
         files
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejected_model_stays_the_exporters_and_says_how_onnx_runtime_ran_it() {
+        let rejected = || {
+            Verdict::Found(Finding {
+                kind: FindingKind::Crash,
+                level: "check".into(),
+                signature: "crash:torch.onnx.export:exporter:invalid-model:ShapeInferenceError"
+                    .into(),
+                detail: "Inferred shape and existing shape differ".into(),
+                blame: None,
+            })
+        };
+        let found = |v: Verdict| match v {
+            Verdict::Found(f) => f,
+            other => panic!("{other:?}"),
+        };
+        let right = found(checker_verdict(rejected(), &Ok(Judged::Agrees)));
+        assert!(
+            right.signature.contains("exporter:invalid-model"),
+            "{}",
+            right.signature
+        );
+        assert!(right
+            .detail
+            .ends_with("ONNX Runtime runs the rejected model and matches eager."));
+        let wrong = Ok(Judged::Wrong {
+            what: "value",
+            k: 0,
+            detail: String::new(),
+        });
+        let wrong = found(checker_verdict(rejected(), &wrong));
+        assert!(
+            wrong.detail.ends_with("does not match eager."),
+            "{}",
+            wrong.detail
+        );
+    }
+
+    #[test]
+    fn invalid_models_from_an_unsupported_type_share_one_signature_per_type() {
+        let found = |detail: &str| {
+            Verdict::Found(Finding {
+                kind: FindingKind::Crash,
+                level: "check".into(),
+                signature: format!("crash:x:{detail}"),
+                detail: detail.into(),
+                blame: None,
+            })
+        };
+        let signature = |v: Verdict| match v {
+            Verdict::Found(f) => f.signature,
+            other => panic!("{other:?}"),
+        };
+        let cos = signature(by_type(found(
+            "(op_type:Cos): input typestr: T, has unsupported type: tensor(bfloat16)",
+        )));
+        let conv = signature(by_type(found(
+            "(op_type:Conv): X typestr: T, has unsupported type: tensor(bfloat16)",
+        )));
+        assert_eq!(cos, conv);
+        assert!(cos.ends_with("unsupported-type:bfloat16"), "{cos}");
+        let relu = signature(by_type(found(
+            "(op_type:Relu): X typestr: T, has unsupported type: tensor(uint8)",
+        )));
+        assert!(relu.ends_with("unsupported-type:uint8"), "{relu}");
+        assert_eq!(
+            signature(by_type(found("Concat: inconsistent type"))),
+            "crash:x:Concat: inconsistent type"
+        );
     }
 }

@@ -98,6 +98,25 @@ impl PyError {
         }
     }
 
+    /// What identifies the failure in a signature: the headline, except for a compile
+    /// error of generated C++ (Inductor's kernels), where the innermost exception is the
+    /// g++ command with the kernel's hashed file name: its first `error:` line, without the
+    /// file's path, names the bug instead.
+    pub fn key(&self) -> String {
+        let compile_error = self
+            .chain
+            .iter()
+            .find(|e| e.message.contains("C++ compile error"))
+            .and_then(|e| e.message.lines().find(|l| l.contains(" error: ")));
+        match compile_error {
+            Some(line) => format!(
+                "C++ compile error: {}",
+                line.split_once(" error: ").map_or(line, |(_, m)| m).trim()
+            ),
+            None => self.headline(),
+        }
+    }
+
     /// The full chain and frames, for reports.
     pub fn detail(&self) -> String {
         let chain: Vec<String> = self
@@ -252,6 +271,24 @@ mod tests {
                 component: "onnxruntime".into()
             }
         );
+    }
+
+    #[test]
+    fn a_cpp_compile_error_is_keyed_by_its_first_error_not_the_kernel_file() {
+        let e = error(
+            "compile:inductor",
+            &[
+                ("torch._inductor.exc.InductorError", "CppCompileError: C++ compile error\n\nOutput:\n/tmp/torchinductor_root/rw/crw.main.cpp:76:57: error: no matching function for call to 'max_masked_reduce(...)'\n"),
+                ("subprocess.CalledProcessError", "Command '['g++', '/tmp/torchinductor_root/rw/crw.main.cpp']' returned non-zero exit status 1."),
+            ],
+            &["torch/_inductor/codecache.py:1:compile"],
+        );
+        assert_eq!(
+            e.key(),
+            "C++ compile error: no matching function for call to 'max_masked_reduce(...)'"
+        );
+        let plain = error("compile:inductor", &[("AssertionError", "x")], &[]);
+        assert_eq!(plain.key(), plain.headline());
     }
 
     #[test]

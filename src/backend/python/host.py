@@ -261,9 +261,14 @@ def _program(req, blobs):
         saved = {k: v for k, v in module.__dict__.items() if k.startswith("DT_")}
         for k, v in saved.items():
             module.__dict__[k] = _widened(torch, v)
+        # Integers promoted to floats (sigmoid of an int64) take the default dtype: float64
+        # too, or the "exact" run computes those in float32 like eager.
+        default = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
         try:
             runs.record("widened", lambda: _run(torch, main, wide, backward, seed))
         finally:
+            torch.set_default_dtype(default)
             module.__dict__.update(saved)
     for k, ulps in enumerate(req.get("perturbed", [])):
         moved = _perturbed(torch, xs, seed + 1 + k, ulps)
@@ -345,8 +350,8 @@ def _like(torch, results, eager_dtypes):
 def torch_onnx_export(req, blobs):
     """A torch program through the PyTorch ONNX exporter: eager (and the conditioning runs
     of `_program`), then `torch.onnx.export` with the wheel's defaults ("export"), the ONNX
-    checker with full shape inference ("check"), and ONNX Runtime with every graph
-    optimization disabled ("ort"); with `reference`, the `onnx` package's reference
+    checker with full shape inference ("check", recorded only when it fails), and ONNX
+    Runtime with every graph optimization disabled ("ort"); with `reference`, the `onnx` package's reference
     implementation on the same model ("onnx-reference"). The exported model comes back as
     the response's `model` blob."""
     torch, runs, main, xs = _program(req, blobs)
@@ -362,16 +367,17 @@ def torch_onnx_export(req, blobs):
         program = torch.onnx.export(_exportable(torch, main, xs), tuple(fed))
         return program.model_proto
 
-    def fail(name, exc):
-        runs.runs.append({"name": name, "error": exc.record})
-        return runs.response()
-
     try:
-        proto = stage("export", export)
-        data = proto.SerializeToString()
+        data = stage("export", export).SerializeToString()
+    except StageFailed as f:
+        runs.runs.append({"name": "export", "error": f.record})
+        return runs.response()
+    # A model the checker rejects still goes to ONNX Runtime: when it runs and matches
+    # eager, the checker's shape inference is the one at odds with the spec.
+    try:
         stage("check", lambda: onnx.checker.check_model(onnx.load_from_string(data), full_check=True))
     except StageFailed as f:
-        return fail(f.record["stage"], f)
+        runs.runs.append({"name": "check", "error": f.record})
     header, out = runs.response()
     out.items.append(data)
     header["model"] = len(out.items) - 1

@@ -30,8 +30,11 @@ fn synthesize(program: &Program, var: &Var, pick: u8) -> Cond {
     let ty = &program.types[var];
     let data = value.data.to_f64_vec();
     let op = [">", "<", ">=", "<="][usize::from(pick / 8) % 4];
+    // A condition on a NaN or an infinity holds on no value (and TorchScript has no literal
+    // for it): the values' conditions need finite values, else the rank decides.
+    let finite = !data.is_empty() && data.iter().all(|v| v.is_finite());
     let (lhs, x, integral) = match pick % 5 {
-        0 if !data.is_empty() => {
+        0 if finite => {
             let flat = usize::from(pick) % data.len();
             let mut pos = Vec::new();
             let mut rest = flat;
@@ -46,12 +49,12 @@ fn synthesize(program: &Program, var: &Var, pick: u8) -> Cond {
             let k = usize::from(pick) % ty.rank();
             (Scalar::Dim(var.clone(), k), ty.shape[k] as f64, true)
         }
-        3 if !data.is_empty() => (
+        3 if finite => (
             Scalar::Max(var.clone()),
             data.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             false,
         ),
-        4 if !data.is_empty() => (
+        4 if finite => (
             Scalar::Min(var.clone()),
             data.iter().copied().fold(f64::INFINITY, f64::min),
             false,

@@ -305,10 +305,19 @@ pub fn render(program: &Program, dialect: Dialect) -> String {
     w.function(0, ENTRY, &program.params, &program.body, &program.outputs);
     match dialect {
         Dialect::Python => w.out,
-        Dialect::TorchScript => ScalarType::ALL.iter().fold(w.out, |out, s| {
-            out.replace(&s.global(), &format!("torch.{}", s.torch_name()))
-        }),
+        Dialect::TorchScript => torchscript_spelling(&w.out),
     }
+}
+
+/// Python source respelled for `torch::jit::compile`, which resolves neither module globals,
+/// `torch.float32`-like constants nor `torch.nn.functional`: the `DT_*` type globals become
+/// their `c10::ScalarType` numbers, and `torch.nn.functional.f` the ATen builtin `torch.f`
+/// (elu, celu, hardswish, softplus, mish, ...).
+pub fn torchscript_spelling(source: &str) -> String {
+    ScalarType::ALL.iter().fold(
+        source.replace("torch.nn.functional.", "torch."),
+        |out, s| out.replace(&s.global(), &s.c10_code().to_string()),
+    )
 }
 
 #[cfg(test)]
