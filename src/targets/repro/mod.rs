@@ -266,8 +266,8 @@ def check():
     )
 }
 
-/// A TorchScript reproducer: `source` (TorchScript, defining `main`) compiled with
-/// `torch.jit.CompilationUnit`, run under the plain interpreter and then three times under
+/// A TorchScript reproducer: `source` (TorchScript, defining `main`) compiled with libtorch's
+/// name resolution (`torch.f` is the ATen operator f), run under the plain interpreter and then three times under
 /// the optimizing profiling executor (the third run uses the optimized plan), each against
 /// `expected` (libtorch eager on the original graph).
 pub fn torchscript(source: &str, inputs: &[&Tensor], expected: &[Tensor], device: &str) -> String {
@@ -289,13 +289,22 @@ xs = [torch.from_numpy(a).to("{device}") for a in arrays]
 MODES = [("jit-plain", False, 1), ("jit-optimized", True, 3)]
 
 
+def compile_like_libtorch(source):
+    """The source compiled as dlcfuzz's C++ harness compiles it (torch::jit::compile), where
+    `torch.f` names the ATen operator f (torch.elu, torch.softplus, ...): Python's own
+    resolver would look f up in the torch module instead."""
+    cu = torch._C.CompilationUnit()
+    cu.define(source, lambda name: torch.ops.aten if name == "torch" else None)
+    return cu.find_function("main")
+
+
 def check():
     for name, optimize, runs in MODES:
         torch._C._set_graph_executor_optimize(optimize)
         torch._C._jit_set_profiling_executor(optimize)
-        cu = torch.jit.CompilationUnit(SOURCE)
+        main = compile_like_libtorch(SOURCE)
         for run in range(1, runs + 1):
-            got = cu.main(*[x.clone() for x in xs])
+            got = main(*[x.clone() for x in xs])
             got = got if isinstance(got, tuple) else (got,)
             for k, (want, g) in enumerate(zip(expected, got)):
                 torch.testing.assert_close(g.cpu(), torch.from_numpy(want), atol=1e-3, rtol=1e-3,
