@@ -32,6 +32,19 @@ pub struct SurfaceTest {
     pub component_of: BTreeMap<Var, usize>,
 }
 
+impl From<crate::torch::gen::TorchProgram> for SurfaceTest {
+    /// A generated program as a test, no mutation applied yet.
+    fn from(generated: crate::torch::gen::TorchProgram) -> SurfaceTest {
+        SurfaceTest {
+            program: generated.program,
+            applied: Vec::new(),
+            ops: generated.ops,
+            producers: generated.producers,
+            component_of: generated.component_of,
+        }
+    }
+}
+
 impl SurfaceTest {
     /// The parameters' values (carrier types) with their torch types, in call order.
     pub fn inputs(&self) -> Vec<(&Tensor, ScalarType)> {
@@ -319,13 +332,7 @@ pub fn profiled(
     generated: crate::torch::gen::TorchProgram,
     edits: &[Edit],
 ) -> Result<SurfaceTest, Verdict> {
-    let mut test = SurfaceTest {
-        program: generated.program,
-        applied: Vec::new(),
-        ops: generated.ops,
-        producers: generated.producers,
-        component_of: generated.component_of,
-    };
+    let mut test = SurfaceTest::from(generated);
     let mut everything = test.program.clone();
     everything.outputs = test.program.body.iter().flat_map(Stmt::defs).collect();
     if everything.outputs.is_empty() {

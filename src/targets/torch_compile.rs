@@ -168,15 +168,9 @@ impl FuzzTarget for TorchCompileHarness {
             Ok(test) => test,
             Err(_) => {
                 let (plan, generated) = self.source.decode(rest);
-                let mut program = generated.program;
-                let applied = plan.apply(&mut program);
-                SurfaceTest {
-                    program,
-                    applied,
-                    ops: generated.ops,
-                    producers: generated.producers,
-                    component_of: generated.component_of,
-                }
+                let mut test = SurfaceTest::from(generated);
+                test.applied = plan.apply(&mut test.program);
+                test
             }
         };
         (None, self.finding_files(&test, Mode::of(m)))
