@@ -72,71 +72,145 @@ fn reason_key(text: &str) -> String {
         .collect()
 }
 
-/// Runs `target` on `count` seeded random inputs of `len` bytes: setup time is the caller's
-/// (the target is built); the first input is timed apart (lazy set-up in the compiler), then
-/// execs/s over the rest, verdict counts, and the share of inputs the compiler compiled and
-/// ran (a pass or a finding, not a skip), and the skips by reason. `tick` is called after
-/// each input.
-pub fn target(
-    target: &dyn FuzzTarget,
-    count: usize,
-    seed: u64,
-    len: usize,
-    tick: &dyn Fn(),
-) -> Value {
-    let mut input = random_inputs(seed, len);
-    let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut findings: BTreeMap<String, usize> = BTreeMap::new();
-    let mut examples: BTreeMap<String, String> = BTreeMap::new();
-    let mut programs = 0usize;
-    let mut skips: BTreeMap<String, usize> = BTreeMap::new();
-    let mut tally = |verdict: Verdict| {
-        let (key, example) = match &verdict {
+/// Verdict, finding and skip tallies of a benchmark, shared by its jobs.
+#[derive(Default)]
+struct Tally {
+    verdicts: BTreeMap<String, usize>,
+    findings: BTreeMap<String, usize>,
+    examples: BTreeMap<String, String>,
+    skips: BTreeMap<String, usize>,
+    programs: usize,
+}
+
+impl Tally {
+    /// Counts one verdict (and the programs the test compiled, when timed).
+    fn add(&mut self, verdict: &Verdict) {
+        let (key, example) = match verdict {
             Verdict::Pass => ("pass".to_string(), String::new()),
             Verdict::Skipped(skip) => {
-                *skips.entry(reason_key(&format!("{skip:?}"))).or_default() += 1;
+                *self
+                    .skips
+                    .entry(reason_key(&format!("{skip:?}")))
+                    .or_default() += 1;
                 (format!("skip:{}", skip_kind(skip)), format!("{skip:?}"))
             }
             Verdict::Found(f) => {
-                *findings.entry(f.signature.clone()).or_default() += 1;
+                *self.findings.entry(f.signature.clone()).or_default() += 1;
                 (format!("found:{:?}", f.kind), f.detail.clone())
             }
         };
         if !example.is_empty() {
             let cut: String = example.chars().take(400).collect();
-            examples.entry(key.clone()).or_insert(cut);
+            self.examples.entry(key.clone()).or_insert(cut);
         }
-        *verdicts.entry(key).or_default() += 1;
+        *self.verdicts.entry(key).or_default() += 1;
+    }
+}
+
+/// The sum of the jobs' per-stage timings (`{stage: {seconds, runs}}`), `None` when no
+/// target keeps any.
+fn merged_timings(targets: &[Box<dyn FuzzTarget>]) -> Option<Value> {
+    let mut merged: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    let mut any = false;
+    for t in targets {
+        let Some(Value::Object(stages)) = t.timings() else {
+            continue;
+        };
+        any = true;
+        for (stage, v) in stages {
+            let entry = merged.entry(stage).or_default();
+            entry.0 += v["seconds"].as_f64().unwrap_or(0.0);
+            entry.1 += v["runs"].as_u64().unwrap_or(0);
+        }
+    }
+    any.then(|| {
+        json!(merged
+            .into_iter()
+            .map(|(k, (s, n))| (k, json!({"seconds": s, "runs": n})))
+            .collect::<serde_json::Map<String, Value>>())
+    })
+}
+
+/// Runs `count` seeded random inputs of `len` bytes through `targets`, one thread per
+/// target (a job: each has its own compiler host), as a campaign with that many jobs does.
+/// The inputs are the same whatever the number of jobs; the jobs take them in order from
+/// one queue. Setup time is the caller's (the targets are built); each job's first input is
+/// timed apart (lazy set-up in the compiler, `first_s` is the slowest), then execs/s over
+/// the rest, programs/s (a test of a program target compiles several programs), verdict
+/// counts, the share of inputs the compiler compiled and ran (a pass or a finding, not a
+/// skip), and the skips by reason. `tick` is called after each input.
+pub fn target(
+    targets: &[Box<dyn FuzzTarget>],
+    count: usize,
+    seed: u64,
+    len: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Value {
+    let jobs = targets.len().clamp(1, count.max(1));
+    let mut next = random_inputs(seed, len);
+    let inputs: Vec<Vec<u8>> = (0..count.max(jobs)).map(|_| next()).collect();
+    let tally = std::sync::Mutex::new(Tally::default());
+    let record = |verdict: &Verdict, programs: Option<usize>| {
+        let mut tally = tally.lock().unwrap_or_else(|p| p.into_inner());
+        tally.add(verdict);
+        tally.programs += programs.unwrap_or(0);
         tick();
     };
-    let first = Instant::now();
-    tally(target.run(&input(), &[], None).verdict);
-    let first = first.elapsed();
-    let start = Instant::now();
-    for _ in 1..count {
-        let run = target.run(&input(), &[], None);
-        programs += run.programs;
-        tally(run.verdict);
-    }
-    let elapsed = start.elapsed();
-    let compiled: usize = verdicts
+    let warm = std::sync::Barrier::new(jobs);
+    let queue = std::sync::atomic::AtomicUsize::new(jobs);
+    let (first, elapsed) = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets[..jobs]
+            .iter()
+            .enumerate()
+            .map(|(job, target)| {
+                let (inputs, record, warm, queue) = (&inputs, &record, &warm, &queue);
+                scope.spawn(move || {
+                    let first = Instant::now();
+                    record(&target.run(&inputs[job], &[], None).verdict, None);
+                    let first = first.elapsed();
+                    warm.wait();
+                    let start = Instant::now();
+                    loop {
+                        let k = queue.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(input) = inputs.get(k) else { break };
+                        let run = target.run(input, &[], None);
+                        record(&run.verdict, Some(run.programs));
+                    }
+                    (first, start.elapsed())
+                })
+            })
+            .collect();
+        let times: Vec<(Duration, Duration)> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a benchmark job panicked"))
+            .collect();
+        let first = times.iter().map(|t| t.0).max().unwrap_or_default();
+        let elapsed = times.iter().map(|t| t.1).max().unwrap_or_default();
+        (first, elapsed)
+    });
+    let tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
+    let compiled: usize = tally
+        .verdicts
         .iter()
         .filter(|(k, _)| !k.starts_with("skip:"))
         .map(|(_, n)| n)
         .sum();
+    let timed = inputs.len().saturating_sub(jobs);
+    let seconds = elapsed.as_secs_f64().max(1e-9);
     json!({
-        "target": target.info().name,
-        "compiler": target.version(),
-        "inputs": count,
+        "target": targets[0].info().name,
+        "compiler": targets[0].version(),
+        "inputs": inputs.len(),
+        "jobs": jobs,
         "first_s": first.as_secs_f64(),
-        "execs_per_s": (count.saturating_sub(1)) as f64 / elapsed.as_secs_f64().max(1e-9),
-        "programs_per_s": programs as f64 / elapsed.as_secs_f64().max(1e-9),
-        "compiled_share": compiled as f64 / count.max(1) as f64,
-        "verdicts": verdicts,
-        "findings": findings,
-        "first_of_each": examples,
-        "skip_reasons": skips,
-        "timings": target.timings(),
+        "execs_per_s": timed as f64 / seconds,
+        "programs_per_s": tally.programs as f64 / seconds,
+        "compiled_share": compiled as f64 / inputs.len().max(1) as f64,
+        "verdicts": tally.verdicts,
+        "findings": tally.findings,
+        "first_of_each": tally.examples,
+        "skip_reasons": tally.skips,
+        "timings": merged_timings(targets),
     })
 }
 
@@ -482,6 +556,10 @@ pub enum BenchCommand {
         /// Length of each random input in bytes.
         #[arg(long, default_value_t = 600)]
         len: usize,
+        /// Jobs running tests in parallel, each with its own target (and compiler host), as
+        /// `dlcfuzz fuzz --jobs` runs them.
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
     },
     /// The torch surface in eager (no compiler): validity of generated programs (eager runs,
     /// every value of the predicted type), and the rows and element types reached.
@@ -558,7 +636,7 @@ impl BenchCommand {
     }
 
     /// Runs the benchmark (`tick` after each item) and returns its JSON summary.
-    pub fn run(self, tick: &dyn Fn()) -> Result<Value, String> {
+    pub fn run(self, tick: &(dyn Fn() + Sync)) -> Result<Value, String> {
         let ort = || crate::backend::by_name("ort");
         Ok(match self {
             BenchCommand::Target {
@@ -566,9 +644,14 @@ impl BenchCommand {
                 count,
                 seed,
                 len,
+                jobs,
             } => {
-                let built = crate::targets::build(&crate::targets::TargetConfig::new(&name, 10))?;
-                target(built.as_ref(), count, seed, len, tick)
+                crate::backend::python::share_cores(jobs);
+                let config = crate::targets::TargetConfig::new(&name, 10);
+                let built = (0..jobs.max(1))
+                    .map(|_| crate::targets::build(&config))
+                    .collect::<Result<Vec<_>, _>>()?;
+                target(&built, count, seed, len, tick)
             }
             BenchCommand::Surface {
                 count,

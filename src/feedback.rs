@@ -1,4 +1,5 @@
-//! Optimization-coverage feedback for binary (uninstrumented) compilers.
+//! Coverage feedback from compilers libFuzzer cannot see into: the optimizations a binary
+//! (uninstrumented) compiler reports, and the Python lines a Python-hosted compiler runs.
 //!
 //! ONNX Runtime ships as a prebuilt library, so libFuzzer sees no coverage inside it. What it
 //! does report is which graph transformers changed each model ([`crate::backend::Backend::run_observed`]).
@@ -18,6 +19,14 @@
 //! `DLCFUZZ_TRANSFORMER_FEEDBACK=0` turns the counters off (the names are still tracked, for
 //! measuring the feedback's effect). `DLCFUZZ_FIRED_LOG=FILE` appends each name to FILE the
 //! first time a process sees it (libFuzzer's fork mode discards the children's stderr).
+//!
+//! The Python-hosted compilers (Dynamo, AOT Autograd and Inductor; TVM Relax) are mostly
+//! Python, which no sanitizer instruments: their hosts return the lines each test ran
+//! ([`crate::backend::python::coverage`]), and a second extra-counter array of
+//! [`LINE_COUNTERS`] holds one counter per line id (modulo its size). A line is a set
+//! counter, not a count, so two lines sharing a slot never make up a hit-count feature.
+//! Pairs are kept for the few transformer names only: tens of thousands of lines would make
+//! their pairs quadratic. `DLCFUZZ_PY_COVERAGE=track` (or `0`) leaves these counters alone.
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -34,6 +43,15 @@ const ZERO: AtomicU8 = AtomicU8::new(0);
 #[cfg_attr(fuzzing, link_section = "__libfuzzer_extra_counters")]
 #[used]
 static TRANSFORMER_COUNTERS: [AtomicU8; COUNTERS] = [ZERO; COUNTERS];
+
+/// Number of Python-line counters.
+pub const LINE_COUNTERS: usize = 1 << 16;
+
+/// One counter per Python line id modulo [`LINE_COUNTERS`], in the same section (libFuzzer
+/// reads the section whole).
+#[cfg_attr(fuzzing, link_section = "__libfuzzer_extra_counters")]
+#[used]
+static PYTHON_LINE_COUNTERS: [AtomicU8; LINE_COUNTERS] = [ZERO; LINE_COUNTERS];
 
 fn slot(key: &impl Hash) -> usize {
     // SipHash with fixed keys: the mapping is stable across runs and processes.
@@ -86,6 +104,28 @@ pub fn observe(fired: &[String]) -> Vec<String> {
     new
 }
 
+/// The counter slot of Python line `id` ([`crate::backend::python::coverage::line_id`]).
+pub fn line_slot(id: u32) -> usize {
+    id as usize % LINE_COUNTERS
+}
+
+/// Whether covered Python lines are fed to the counters
+/// ([`crate::backend::python::coverage::Mode::feeds`]).
+pub fn lines_fed() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| crate::backend::python::coverage::Mode::current().feeds())
+}
+
+/// Records one test's covered Python lines ([`crate::targets::TargetRun::coverage`]): sets
+/// the counter of each, when they are fed.
+pub fn observe_lines(ids: &[u32]) {
+    if lines_fed() {
+        for id in ids {
+            PYTHON_LINE_COUNTERS[line_slot(*id)].store(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Appends `lines` to `path` in one write (best effort: a diagnostics log must not stop a
 /// fuzz run).
 fn append_lines(path: &std::path::Path, lines: &[String]) {
@@ -103,6 +143,11 @@ fn append_lines(path: &std::path::Path, lines: &[String]) {
 /// The current value of counter `slot` (for tests and diagnostics).
 pub fn counter(slot: usize) -> u8 {
     TRANSFORMER_COUNTERS[slot].load(Ordering::Relaxed)
+}
+
+/// The current value of Python-line counter `slot` (for tests and diagnostics).
+pub fn line_counter(slot: usize) -> u8 {
+    PYTHON_LINE_COUNTERS[slot].load(Ordering::Relaxed)
 }
 
 #[cfg(test)]
@@ -136,5 +181,20 @@ mod tests {
         } else {
             assert_eq!(after, before);
         }
+    }
+
+    #[test]
+    fn python_lines_set_their_slots_without_counting_collisions() {
+        // Two ids sharing a slot, and one of its own; slots no other test sets.
+        let base = 0x7654_0000u32 + 0x1234;
+        let ids = [base, base + LINE_COUNTERS as u32, base + 1];
+        assert_eq!(line_slot(ids[0]), line_slot(ids[1]));
+        assert_ne!(line_slot(ids[0]), line_slot(ids[2]));
+        let slots = [line_slot(ids[0]), line_slot(ids[2])];
+        assert!(slots.iter().all(|s| line_counter(*s) == 0));
+        observe_lines(&ids);
+        observe_lines(&ids);
+        let want = u8::from(lines_fed());
+        assert!(slots.iter().all(|s| line_counter(*s) == want), "{slots:?}");
     }
 }

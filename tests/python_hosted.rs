@@ -1,7 +1,8 @@
 //! The Python host and the torch.compile / TVM targets' building blocks: outcome
 //! classification of planted failures (a Python exception, an unsupported feature, a native
 //! crash, a hang), torch-surface programs valid in eager and unchanged by TorchProbe's
-//! mutations, program reduction replaying from its edits, and standalone reproducers.
+//! mutations, program reduction replaying from its edits, standalone reproducers, and the
+//! compilers' Python line coverage.
 
 use dlcfuzz::backend::python::frame::Frame;
 use dlcfuzz::backend::python::{runs, HostConfig, HostFailure, PythonHost, Run};
@@ -160,7 +161,8 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
 
 /// The standalone reproducers of the Python-hosted and TorchScript targets run without
 /// dlcfuzz in the Python compilers' environment: on seeds that pass, each prints its release
-/// and says "not reproduced" (exit 0), so a live finding's exit 1 means the bug.
+/// and says "not reproduced" (exit 0), so a live finding's exit 1 means the bug. (The
+/// Python-hosted targets' runs carry their Python line coverage.)
 #[test]
 fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
     use dlcfuzz::targets::{build, TargetConfig};
@@ -180,9 +182,14 @@ fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
         let mut ran = 0;
         for seed in seeds.iter().take(6) {
             let bytes = std::fs::read(seed).expect("seed");
-            if target.run(&bytes, &[], None).verdict != Verdict::Pass {
+            let run = target.run(&bytes, &[], None);
+            if run.verdict != Verdict::Pass {
                 continue;
             }
+            // The Python-hosted targets return their compiler's Python lines with each test.
+            let hosted = name != "torchscript_cpu";
+            let collects = dlcfuzz::backend::python::coverage::Mode::current().collects();
+            assert_eq!(!run.coverage.is_empty(), hosted && collects, "{name}");
             let (_, files) = target.files(&bytes, &[]);
             let dir = tempfile::tempdir().expect("temp dir");
             for (file, contents) in &files {
@@ -286,4 +293,70 @@ fn program_reduction_keeps_what_an_output_needs_and_replays_from_its_edits() {
         reduced, 2,
         "too few programs with three outputs and six statements"
     );
+}
+
+/// Python line coverage: a torch.compile request under the torch scope returns the lines of
+/// Dynamo, AOT Autograd and Inductor it ran (Inductor's by the thousand, nothing outside the
+/// scope), and the host keeps them as the line ids the targets return.
+#[test]
+fn a_torch_compile_returns_the_inductor_lines_it_ran() {
+    use dlcfuzz::backend::python::coverage::{self, Mode};
+    use dlcfuzz::ir::{Buffer, Tensor};
+    if !dlcfuzz::paths::python_env().exists() || !Mode::current().collects() {
+        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers), or DLCFUZZ_PY_COVERAGE=0");
+        return;
+    }
+    let config = HostConfig::local(Duration::from_secs(300)).covering(coverage::TORCH);
+    let host = Mutex::new(PythonHost::new(config));
+    host.lock()
+        .unwrap()
+        .versions(&["torch"])
+        .expect("torch and coverage import");
+    let source = "import torch\n\ndef main(x, w):\n    h = torch.relu(x @ w)\n    return (torch.softmax(h, dim=1) * torch.sin(x).sum(1, keepdim=True),)\n";
+    let mut request = Frame::new(json!({}));
+    let values: Vec<f32> = (0..16).map(|k| k as f32 / 8.0 - 1.0).collect();
+    let input = Tensor {
+        data: Buffer::F32(values),
+        shape: vec![4, 4],
+    };
+    let inputs = vec![request.tensor(&input), request.tensor(&input)];
+    request.header = json!({
+        "op": "torch_program",
+        "source": source,
+        "inputs": inputs,
+        "compile": {"backend": "inductor"},
+    });
+    host.lock().unwrap().take_coverage();
+    let response = call(&host, "torch.compile", &request).expect("the host answers");
+    let named = runs(&response).expect("runs");
+    assert!(
+        named.iter().all(|(_, r)| matches!(r, Run::Outputs(_))),
+        "{named:?}"
+    );
+    let files = coverage::files(&response).expect("well-formed coverage");
+    let lines_under = |prefix: &str| -> usize {
+        files
+            .iter()
+            .filter(|(f, _)| f.starts_with(prefix))
+            .map(|(_, l)| l.len())
+            .sum()
+    };
+    let (inductor, dynamo) = (
+        lines_under("torch/_inductor/"),
+        lines_under("torch/_dynamo/"),
+    );
+    eprintln!(
+        "{} files: {inductor} Inductor lines, {dynamo} Dynamo lines",
+        files.len()
+    );
+    assert!(inductor >= 2000 && dynamo >= 1000, "{inductor}, {dynamo}");
+    assert!(
+        files
+            .iter()
+            .all(|(f, _)| coverage::TORCH.iter().any(|p| f.starts_with(p))),
+        "a file outside the scope"
+    );
+    let ids = host.lock().unwrap().take_coverage();
+    assert_eq!(ids, coverage::ids(&response).expect("ids"));
+    assert!(host.lock().unwrap().take_coverage().is_empty());
 }

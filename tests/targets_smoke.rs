@@ -215,6 +215,19 @@ fn torchscript_cpu_target_runs_mostly_valid_cases() {
     assert!(valid >= 0.9, "valid fraction {valid}");
 }
 
+/// The decoder itself (no compiler): its seeds and 300 random inputs decode, emit, re-type
+/// and re-decode with every invariant kept (a panic propagates, as under libFuzzer).
+#[test]
+fn decoder_target_keeps_every_invariant() {
+    let target = target("decoder");
+    let mut inputs = seeds("decoder");
+    inputs.extend(common::random_inputs(41, 300, 1200));
+    for (k, bytes) in inputs.iter().enumerate() {
+        let verdict = target.run(bytes, &[], None).verdict;
+        assert!(matches!(verdict, Verdict::Pass), "case {k}: {verdict:?}");
+    }
+}
+
 #[test]
 fn ort_load_target_loads_its_seeds_and_survives_mutants() {
     for (k, r) in load("ort_load", 400).iter().enumerate() {

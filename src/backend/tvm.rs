@@ -4,11 +4,12 @@
 //! As a [`Backend`] TVM has one level, `plain` (import, then `tvm.compile`'s own pipeline),
 //! so the usual oracle compares it with the libtorch reference, localizes kernel mismatches
 //! and probes capabilities; [`Tvm::builds`] runs several pass sequences on one import for
-//! the pass-sequence oracle of the `tvm_*` targets.
+//! the pass-sequence oracle of the `tvm_*` targets. Every request collects the line coverage
+//! of `tvm.relax` ([`coverage::TVM`]).
 
 use super::python::classify::{PyError, PyOutcome};
 use super::python::frame::Frame;
-use super::python::{runs, HostConfig, PythonHost, Run};
+use super::python::{coverage, runs, HostConfig, PythonHost, Run};
 use super::{Backend, BackendError, ErrorClass, Stage};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
@@ -56,7 +57,7 @@ impl Tvm {
     }
 
     fn on(target: &'static str, timeout: Duration) -> Result<Tvm, String> {
-        let mut host = PythonHost::new(HostConfig::local(timeout));
+        let mut host = PythonHost::new(HostConfig::local(timeout).covering(coverage::TVM));
         let versions = host.versions(&["tvm", "onnx"])?;
         if target == "cuda" && versions["tvm_cuda"].as_bool() != Some(true) {
             return Err(
@@ -74,6 +75,11 @@ impl Tvm {
     /// The compilation target (`llvm`, `cuda`).
     pub fn target(&self) -> &'static str {
         self.target
+    }
+
+    /// The Python host every clone shares (it keeps the covered lines of `tvm.relax`).
+    pub fn host(&self) -> &Mutex<PythonHost> {
+        &self.host
     }
 
     /// Imports `model` once and runs every build on `inputs`.

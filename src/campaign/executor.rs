@@ -44,6 +44,9 @@ pub struct Outcome {
     pub ops: String,
     /// Optimizations the backend reported as having changed the model.
     pub fired: Vec<String>,
+    /// The compiler's Python lines the test ran (sorted line ids; Python-hosted targets).
+    #[serde(default)]
+    pub coverage: Vec<u32>,
     /// The finding folder this test created (its signature was new on disk).
     pub new_finding: Option<PathBuf>,
     /// Set when the process running the test died.
@@ -68,6 +71,7 @@ impl Outcome {
             nodes,
             ops,
             fired: Vec::new(),
+            coverage: Vec::new(),
             new_finding: None,
             death: Some(death),
         }
@@ -114,6 +118,7 @@ pub fn run_request(target: &dyn FuzzTarget, request: &Request, inflight: Option<
         nodes: run.nodes(),
         ops: run.op_types(),
         fired: run.fired,
+        coverage: run.coverage,
         verdict: run.verdict,
         new_finding,
         death: None,

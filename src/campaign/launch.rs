@@ -61,13 +61,8 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
     if info.input == crate::targets::Input::OnnxFile && !options.resume {
         seed_corpus(&options.out, info.name)?;
     }
-    // The Python hosts' compile workers share the cores among the jobs (the workers and
-    // their hosts inherit this).
-    if std::env::var_os("TORCHINDUCTOR_COMPILE_THREADS").is_none() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = (cores / options.jobs.max(1)).max(1);
-        std::env::set_var("TORCHINDUCTOR_COMPILE_THREADS", threads.to_string());
-    }
+    // The workers and their hosts inherit this.
+    crate::backend::python::share_cores(options.jobs);
     let mut executors: Vec<Box<dyn Executor + Send>> = Vec::new();
     for k in 0..options.jobs.max(1) {
         executors.push(if options.in_process {

@@ -62,6 +62,9 @@ pub struct Stats {
     /// Distinct coverage features seen: transformers fired and op types tested.
     #[serde(default)]
     pub features: usize,
+    /// Distinct Python lines of the compiler covered (Python-hosted targets).
+    #[serde(default)]
+    pub py_lines: usize,
     /// Highest resident set of a process running tests (the worker, or this process when
     /// tests run in process), in MiB.
     #[serde(default)]
@@ -132,7 +135,7 @@ impl Stats {
     /// One progress line: tests, rate, validity, findings and coverage so far.
     pub fn progress_line(&self) -> String {
         format!(
-            "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, restarts {}",
+            "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, py lines {}, restarts {}",
             self.tests,
             self.tests_per_s,
             self.valid_fraction,
@@ -140,6 +143,7 @@ impl Stats {
             self.findings,
             self.transformer_tests.len(),
             self.features,
+            self.py_lines,
             self.restarts
         )
     }

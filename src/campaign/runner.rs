@@ -2,9 +2,11 @@
 //!
 //! ```text
 //! <out>/campaign.json        target, seed and input length (checked on --resume)
-//! <out>/state.json           next input index, stats, coverage features (saved every second)
+//! <out>/state.json           next input index, stats, coverage features and Python line ids
+//!                            (saved every second)
 //! <out>/stats.csv            time series, one row every few seconds
-//! <out>/corpus/<index>.bin   inputs that reached a new feature (transformer fired, op type)
+//! <out>/corpus/<index>.bin   inputs that reached a new feature (transformer fired, op type,
+//!                            a line of a Python-hosted compiler)
 //! <out>/findings/<folder>/   one folder per signature (see `finding`), with `count`
 //! <out>/inflight/job-<k>/    the input (and model) each job is testing right now
 //! ```
@@ -42,7 +44,7 @@ const CAMPAIGN_JSON: &str = "campaign.json";
 const STATE_JSON: &str = "state.json";
 const INFLIGHT: &str = "inflight";
 const INFLIGHT_INPUT: &str = "input.bin";
-const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts";
+const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts,py_lines";
 
 /// Automatic reduction of new findings, each in a `dlcfuzz reduce` child process.
 #[derive(Clone, Debug)]
@@ -109,6 +111,10 @@ struct State {
     /// HirFuzz's constraint-level policy (targets with mutations).
     #[serde(default)]
     levels: LevelPolicy,
+    /// Ids of the Python lines covered so far ([`crate::backend::python::coverage::line_id`]):
+    /// features too, kept as numbers rather than among the named ones.
+    #[serde(default)]
+    py_lines: BTreeSet<u32>,
 }
 
 struct Shared {
@@ -188,7 +194,7 @@ fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {
     }
     writeln!(
         f,
-        "{:.1},{},{:.2},{:.4},{:.4},{},{},{},{},{:.0},{}",
+        "{:.1},{},{:.2},{:.4},{:.4},{},{},{},{},{:.0},{},{}",
         stats.seconds,
         stats.tests,
         stats.tests_per_s,
@@ -199,7 +205,8 @@ fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {
         stats.transformer_tests.len(),
         stats.features,
         stats.peak_test_rss_mb,
-        stats.restarts
+        stats.restarts,
+        stats.py_lines
     )
 }
 
@@ -278,7 +285,8 @@ fn leftovers(config: &CampaignConfig, isolated: bool, shared: &Mutex<Shared>) {
     }
 }
 
-/// Books one outcome: finding folder and count, stats, corpus, periodic saves.
+/// Books one outcome: finding folder and count, stats, corpus (an input reaching a new
+/// feature joins it), periodic saves.
 fn record(
     config: &CampaignConfig,
     s: &mut Shared,
@@ -347,6 +355,13 @@ fn record(
     {
         new_feature |= s.state.features.insert(feature);
     }
+    // Python lines always count in the stats; they admit inputs only when fed back.
+    let mut new_line = false;
+    for id in &outcome.coverage {
+        new_line |= s.state.py_lines.insert(*id);
+    }
+    new_feature |= new_line && crate::feedback::lines_fed();
+    s.state.stats.py_lines = s.state.py_lines.len();
     if new_feature && outcome.death.is_none() {
         let name = format!("{:08}.bin", s.state.next_index);
         let _ = std::fs::write(config.out.join(CORPUS).join(name), bytes);
@@ -568,6 +583,68 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::executor::Outcome;
+
+    #[test]
+    fn new_python_lines_admit_an_input_and_are_counted() {
+        let out = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(out.path().join(CORPUS)).expect("corpus folder");
+        let config = CampaignConfig {
+            out: out.path().to_path_buf(),
+            target: TargetConfig::new("torch_compile_cpu", 4),
+            time: Duration::from_secs(1),
+            max_tests: 0,
+            seed: 1,
+            input_len: 16,
+            resume: false,
+            reduce: None,
+        };
+        let mut s = Shared {
+            state: State::default(),
+            corpus: Vec::new(),
+            pending: Vec::new(),
+            last_save: Instant::now(),
+            last_csv: Instant::now(),
+            error: None,
+        };
+        let (tx, _rx) = mpsc::channel();
+        for (bytes, coverage) in [
+            (b"first", vec![1, 2, 3]),
+            (b"known", vec![2, 3]),
+            (b"fresh", vec![3, 4]),
+        ] {
+            let outcome = Outcome {
+                verdict: Verdict::Pass,
+                nodes: 0,
+                ops: String::new(),
+                fired: Vec::new(),
+                coverage,
+                new_finding: None,
+                death: None,
+            };
+            record(&config, &mut s, bytes, &outcome, &tx, "eager");
+        }
+        assert_eq!(s.state.stats.py_lines, 4);
+        assert_eq!(s.state.py_lines, BTreeSet::from([1, 2, 3, 4]));
+        let admitted: Vec<Vec<u8>> = if crate::feedback::lines_fed() {
+            vec![b"first".to_vec(), b"fresh".to_vec()]
+        } else {
+            Vec::new()
+        };
+        assert_eq!(s.corpus, admitted);
+        // The line ids survive a save, and a state saved before they existed still loads.
+        let saved = serde_json::to_value(&s.state).expect("state JSON");
+        let back: State = serde_json::from_value(saved.clone()).expect("state loads");
+        assert_eq!(back.py_lines, s.state.py_lines);
+        let mut older = saved;
+        older.as_object_mut().expect("object").remove("py_lines");
+        older["stats"]
+            .as_object_mut()
+            .expect("object")
+            .remove("py_lines");
+        let back: State = serde_json::from_value(older).expect("an older state loads");
+        assert!(back.py_lines.is_empty() && back.stats.py_lines == 0);
+    }
 
     #[test]
     fn inputs_are_a_function_of_seed_index_and_corpus() {

@@ -61,6 +61,18 @@ impl Limits {
     }
 }
 
+/// Where each [`Config`] field sits in the [`CONFIG_BYTES`] (the `Arbitrary` derive reads the
+/// fields in declaration order; the bytes after the last field are unused): the fields a
+/// structure-aware mutator ([`crate::targets::mutator`]) changes one at a time.
+pub const CONFIG_FIELDS: [(&str, std::ops::Range<usize>); 6] = [
+    ("op_mask", 0..16),
+    ("dtype_mask", 16..18),
+    ("nodes", 18..19),
+    ("backward_chance", 19..20),
+    ("weight_chance", 20..21),
+    ("value_seed", 21..29),
+];
+
 /// The swarm configuration of one test case (itself decoded from bytes).
 #[derive(Clone, Debug, PartialEq, Eq, Arbitrary)]
 pub struct Config {
@@ -278,6 +290,36 @@ mod tests {
             assert!(case.graph.is_connected());
             assert!(!case.inputs().is_empty());
         }
+    }
+
+    #[test]
+    fn config_fields_sit_where_the_table_says() {
+        let decode = |bytes: &[u8; CONFIG_BYTES]| Recipe::from_bytes(bytes).config;
+        let zero = decode(&[0; CONFIG_BYTES]);
+        let differs = |c: &Config| {
+            [
+                ("op_mask", c.op_mask != zero.op_mask),
+                ("dtype_mask", c.dtype_mask != zero.dtype_mask),
+                ("nodes", c.nodes != zero.nodes),
+                ("backward_chance", c.backward_chance != zero.backward_chance),
+                ("weight_chance", c.weight_chance != zero.weight_chance),
+                ("value_seed", c.value_seed != zero.value_seed),
+            ]
+            .into_iter()
+            .filter_map(|(name, changed)| changed.then_some(name))
+            .collect::<Vec<_>>()
+        };
+        for (name, range) in CONFIG_FIELDS {
+            for at in range {
+                let mut bytes = [0; CONFIG_BYTES];
+                bytes[at] = 0xff;
+                assert_eq!(differs(&decode(&bytes)), [name], "byte {at}");
+            }
+        }
+        let unused = CONFIG_FIELDS[CONFIG_FIELDS.len() - 1].1.end..CONFIG_BYTES;
+        let mut bytes = [0; CONFIG_BYTES];
+        bytes[unused].fill(0xff);
+        assert_eq!(decode(&bytes), zero);
     }
 
     #[test]

@@ -84,12 +84,9 @@ impl FuzzTarget for Differential {
             _ => Vec::new(),
         };
         TargetRun {
-            verdict: run.verdict,
-            case: Some(run.case),
             fired: run.fired,
             model: Some(run.model.bytes),
-            artifacts,
-            programs: 1,
+            ..TargetRun::tested(run.verdict, run.case, artifacts)
         }
     }
 

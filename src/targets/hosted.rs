@@ -1,13 +1,33 @@
 //! Verdicts from the Python host's responses, shared by the torch.compile and TVM targets: a
 //! response's named runs (outputs or a failed stage), a failed stage classified
-//! ([`PyOutcome`]), and a dead or hung host as a crash or hang finding.
+//! ([`PyOutcome`]), and a dead or hung host as a crash or hang finding; a test's run with the
+//! Python lines its requests covered ([`covered`]).
 
 use crate::backend::python::classify::{PyError, PyOutcome};
 use crate::backend::python::frame::Frame;
 pub use crate::backend::python::{runs, Run};
 use crate::backend::python::{HostFailure, PythonHost};
 use crate::oracle::{normalize_message, Finding, FindingKind, Skip, Verdict};
+use crate::targets::TargetRun;
 use std::sync::Mutex;
+
+/// The ids of the Python lines `host`'s responses covered since the last take.
+fn take_coverage(host: &Mutex<PythonHost>) -> Vec<u32> {
+    host.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take_coverage()
+}
+
+/// `test()`'s run, with the Python lines the requests it sent to `host` covered (lines of
+/// earlier requests, such as start-up and capability probes, are not its own).
+pub fn covered(host: &Mutex<PythonHost>, test: impl FnOnce() -> TargetRun) -> TargetRun {
+    take_coverage(host);
+    let run = test();
+    TargetRun {
+        coverage: take_coverage(host),
+        ..run
+    }
+}
 
 /// Sends `request` to the host. A dead or hung host is a finding of `backend`; a request
 /// the host itself could not serve is our fault, not the compiler's (an invalid test).

@@ -6,8 +6,8 @@
 //!
 //! A target turns fuzzer bytes into one test and an [`Outcome`]-like [`TargetRun`]: the
 //! verdict, the graph it tested (when the input decodes to one, so the reducer can edit it),
-//! the optimizations that fired (coverage features), and the files a finding folder gets (the
-//! model, the program, a standalone `repro.py`).
+//! the optimizations that fired and the compiler's Python lines that ran (coverage features),
+//! and the files a finding folder gets (the model, the program, a standalone `repro.py`).
 //!
 //! - Differential ONNX targets ([`differential`]): bytes → graph → ONNX → every level of one
 //!   backend against the libtorch reference.
@@ -17,11 +17,16 @@
 //!   run by ONNX Runtime against torch eager.
 //! - TVM ([`tvm`]): a graph through TVM Relax, plain and after a pass sequence.
 //! - Load targets ([`load`]): bytes are an untrusted ONNX file; only crashes are findings.
+//! - The decoder ([`decoder`]): no compiler; bytes → test case → ONNX, checked in process.
+//!
+//! Every fuzz binary also mutates its inputs by their layout ([`mutator`]).
 
+pub mod decoder;
 pub mod differential;
 pub mod export_probe;
 pub mod hosted;
 pub mod load;
+pub mod mutator;
 pub mod program;
 pub mod repro;
 pub mod surface;
@@ -121,6 +126,10 @@ pub struct TargetRun {
     pub case: Option<TestCase>,
     /// Optimizations the compiler reported as having changed the model (sorted, distinct).
     pub fired: Vec<String>,
+    /// The compiler's own Python lines the test ran, as sorted, distinct
+    /// [`line_id`](crate::backend::python::coverage::line_id)s (the Python-hosted targets;
+    /// empty elsewhere).
+    pub coverage: Vec<u32>,
     /// The ONNX model the compiler was given, when the target emits one.
     pub model: Option<Vec<u8>>,
     /// Files for a finding folder: the model, the program, `repro.py`. Filled only when the
@@ -137,6 +146,7 @@ impl TargetRun {
             verdict,
             case: None,
             fired: Vec::new(),
+            coverage: Vec::new(),
             model: None,
             artifacts: Vec::new(),
             programs: 1,
@@ -149,6 +159,7 @@ impl TargetRun {
             verdict,
             case: Some(case),
             fired: Vec::new(),
+            coverage: Vec::new(),
             model: None,
             artifacts,
             programs: 1,
@@ -322,8 +333,8 @@ pub struct TargetInfo {
     /// The registry and cargo-fuzz name.
     pub name: &'static str,
     /// The compiler it tests: an ONNX backend's [`crate::backend::by_name`] name (`ort`,
-    /// `tract`, `tvm`, `faulty`), or a program compiler (`torchscript`, `torch_compile`,
-    /// `torch_onnx_export`).
+    /// `tract`, `tvm`, `faulty`), a program compiler (`torchscript`, `torch_compile`,
+    /// `torch_onnx_export`), or `decoder` (no compiler: dlcfuzz's own decoder and emitter).
     pub backend: &'static str,
     /// Where the compiled code runs.
     pub device: Device,
@@ -521,6 +532,17 @@ pub static TARGETS: &[TargetInfo] = &[
         build: tvm::build_cuda,
     },
     TargetInfo {
+        name: "decoder",
+        backend: "decoder",
+        device: Device::Cpu,
+        input: Input::Graph { header: 0 },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "the fuzzer under fuzzing, no compiler: bytes decoded into a test case (every op of the registry) and emitted as ONNX; a panic, a structurally invalid model, an ill-typed graph or a different model on a second decode is a finding",
+        test_seconds: 10.0,
+        build: decoder::build,
+    },
+    TargetInfo {
         name: "faulty",
         backend: "faulty",
         device: Device::Cpu,
@@ -557,8 +579,9 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
 
 /// One libFuzzer iteration of the target `name` (built on first use with
 /// [`TargetConfig::fuzzer`]; a setup failure panics naming what is missing): fired
-/// optimizations go to libFuzzer's extra counters ([`crate::feedback`]; each first one is
-/// printed), and a finding panics with its signature so libFuzzer saves the input.
+/// optimizations and covered Python lines go to libFuzzer's extra counters
+/// ([`crate::feedback`]; each first fired optimization is printed), and a finding panics with
+/// its signature so libFuzzer saves the input.
 pub fn fuzz_one(
     target: &'static std::sync::OnceLock<Box<dyn FuzzTarget>>,
     name: &str,
@@ -571,6 +594,7 @@ pub fn fuzz_one(
     for fired in crate::feedback::observe(&run.fired) {
         eprintln!("dlcfuzz: transformer fired: {fired}");
     }
+    crate::feedback::observe_lines(&run.coverage);
     assert_no_finding(run.verdict);
 }
 
@@ -582,7 +606,9 @@ pub fn assert_no_finding(verdict: Verdict) {
 }
 
 /// The whole `fuzz/fuzz_targets/<name>.rs` of a target: `dlcfuzz::fuzz_target_glue!("ort_cpu");`
-/// (the fuzz crate depends on `libfuzzer-sys`).
+/// (the fuzz crate depends on `libfuzzer-sys`): the iteration ([`fuzz_one`]) and the
+/// structure-aware mutator and crossover of the row's input layout ([`mutator::Mutator`]),
+/// which fall back to libFuzzer's own mutation.
 #[macro_export]
 macro_rules! fuzz_target_glue {
     ($name:literal) => {
@@ -590,6 +616,24 @@ macro_rules! fuzz_target_glue {
             ::std::sync::OnceLock::new();
         libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             $crate::targets::fuzz_one(&TARGET, $name, data);
+        });
+        libfuzzer_sys::fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
+            $crate::targets::mutator::Mutator::for_target($name).mutate(
+                data,
+                size,
+                max_size,
+                seed,
+                &mut libfuzzer_sys::fuzzer_mutate,
+            )
+        });
+        libfuzzer_sys::fuzz_crossover!(|data1: &[u8], data2: &[u8], out: &mut [u8], seed: u32| {
+            $crate::targets::mutator::Mutator::for_target($name).crossover(
+                data1,
+                data2,
+                out,
+                seed,
+                &mut libfuzzer_sys::fuzzer_mutate,
+            )
         });
     };
 }
@@ -611,13 +655,13 @@ mod tests {
     }
 
     #[test]
-    fn thirteen_fuzz_binaries_each_with_a_known_backend() {
+    fn fourteen_fuzz_binaries_each_with_a_known_backend() {
         let binaries = TARGETS.iter().filter(|t| t.fuzz_binary).count();
-        assert_eq!(binaries, 13);
+        assert_eq!(binaries, 14);
         for t in TARGETS {
             let program = matches!(
                 t.backend,
-                "torchscript" | "torch_compile" | "torch_onnx_export"
+                "torchscript" | "torch_compile" | "torch_onnx_export" | "decoder"
             );
             assert!(
                 program || crate::backend::BACKENDS.iter().any(|b| b.name == t.backend),
@@ -629,14 +673,33 @@ mod tests {
     }
 
     /// A stand-in for `libfuzzer_sys`, so that the glue macro expands and type-checks here
-    /// exactly as in `fuzz/fuzz_targets/*.rs`.
+    /// exactly as in `fuzz/fuzz_targets/*.rs`: each macro becomes a plain function.
     mod libfuzzer_sys {
         macro_rules! fuzz_target_stub {
             (|$data:ident: &[u8]| $body:block) => {
                 pub fn glue_entry($data: &[u8]) $body
             };
         }
+        macro_rules! fuzz_mutator_stub {
+            (|$data:ident: &mut [u8], $size:ident: usize, $max_size:ident: usize, $seed:ident: u32| $body:block) => {
+                pub fn glue_mutate($data: &mut [u8], $size: usize, $max_size: usize, $seed: u32) -> usize $body
+            };
+        }
+        macro_rules! fuzz_crossover_stub {
+            (|$data1:ident: &[u8], $data2:ident: &[u8], $out:ident: &mut [u8], $seed:ident: u32| $body:block) => {
+                pub fn glue_crossover($data1: &[u8], $data2: &[u8], $out: &mut [u8], $seed: u32) -> usize $body
+            };
+        }
+        pub(crate) use fuzz_crossover_stub as fuzz_crossover;
+        pub(crate) use fuzz_mutator_stub as fuzz_mutator;
         pub(crate) use fuzz_target_stub as fuzz_target;
+
+        /// libFuzzer's own mutation, standing in: every byte inverted, the size kept.
+        pub fn fuzzer_mutate(data: &mut [u8], size: usize, max_size: usize) -> usize {
+            let n = size.min(max_size);
+            data[..n].iter_mut().for_each(|b| *b = !*b);
+            n
+        }
     }
 
     mod glued {
@@ -644,10 +707,47 @@ mod tests {
         crate::fuzz_target_glue!("ort_load");
     }
 
+    mod glued_graph {
+        use super::libfuzzer_sys;
+        crate::fuzz_target_glue!("decoder");
+    }
+
     #[test]
     fn the_glue_macro_runs_its_target_and_panics_on_nothing_for_a_clean_rejection() {
         // `ort_load` on garbage: a clean load error, never a finding.
         glued::glue_entry(b"not an onnx model");
+        glued_graph::glue_entry(&[9u8; 300]);
+    }
+
+    #[test]
+    fn the_glue_macro_mutates_by_the_rows_layout() {
+        // An ONNX file has no structure: libFuzzer's own mutation, every time.
+        for seed in 0..8 {
+            let mut data = *b"onnx\0\0\0\0";
+            assert_eq!(glued::glue_mutate(&mut data, 4, 8, seed), 4);
+            assert_eq!(&data[..4], b"onnx".map(|b| !b));
+            let mut out = [0u8; 8];
+            assert_eq!(glued::glue_crossover(b"ab", b"cd", &mut out, seed), 2);
+            assert_eq!(&out[..2], b"ab".map(|b| !b));
+        }
+        // A graph: within max_size, whole chunks, a parent's config first.
+        let len = CONFIG_BYTES + 3 * STEP_BYTES;
+        let (a, b) = (vec![1u8; len], vec![2u8; len + STEP_BYTES]);
+        for seed in 0..64 {
+            let max_size = len + STEP_BYTES;
+            let mut data = a.clone();
+            data.resize(max_size, 0);
+            let n = glued_graph::glue_mutate(&mut data, len, max_size, seed);
+            assert!(
+                n <= max_size && (n - CONFIG_BYTES).is_multiple_of(STEP_BYTES),
+                "{n}"
+            );
+            let mut out = vec![0u8; max_size];
+            let n = glued_graph::glue_crossover(&a, &b, &mut out, seed);
+            assert!(n <= max_size);
+            let head = &out[..CONFIG_BYTES];
+            assert!(head == &a[..CONFIG_BYTES] || head == &b[..CONFIG_BYTES]);
+        }
     }
 
     #[test]

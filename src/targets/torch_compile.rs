@@ -18,13 +18,13 @@
 //! one compiled function (Inductor's cost per compilation is mostly fixed; each output
 //! belongs to one program, so a finding is still attributed).
 
-use super::hosted::{call, stage_failure};
+use super::hosted::{call, covered, stage_failure};
 use super::surface::{
     judge_against_eager, run_dtypes, Judged, SurfaceSource, SurfaceTest, PERTURBATIONS,
 };
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
-use crate::backend::python::{request_timeout, runs, HostConfig, PythonHost, Run};
+use crate::backend::python::{coverage, request_timeout, runs, HostConfig, PythonHost, Run};
 use crate::gen::{padded_head, TestCase};
 use crate::ir::ScalarType;
 use crate::mutate::program::render::{render, Dialect};
@@ -192,7 +192,8 @@ impl TorchCompileHarness {
     /// torch.compile on `device` (`cpu`: Inductor's C++ backend; `cuda`: Triton) with
     /// programs of at most `max_ops` operators, or why the host cannot run it.
     pub fn on(device: &'static str, max_ops: usize) -> Result<TorchCompileHarness, String> {
-        let mut host = PythonHost::new(HostConfig::local(request_timeout()));
+        let config = HostConfig::local(request_timeout()).covering(coverage::TORCH);
+        let mut host = PythonHost::new(config);
         let versions = host.versions(&["torch"])?;
         if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
             return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
@@ -207,8 +208,13 @@ impl TorchCompileHarness {
         })
     }
 
-    /// One test of `bytes`: the verdict and, for a finding, the program and `repro.py`.
+    /// One test of `bytes`: the verdict, the Python lines it covered and, for a finding,
+    /// the program and `repro.py`.
     pub fn test(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
+        covered(&self.host, || self.tested(bytes, edits))
+    }
+
+    fn tested(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
         let ([m], rest) = padded_head::<1>(bytes);
         let mode = Mode::of(m);
         let test = match self

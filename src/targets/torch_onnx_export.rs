@@ -18,13 +18,13 @@
 //! ([`super::export_probe`]), and EMI conditions read shapes only (torch.export does not
 //! trace data-dependent control flow).
 
-use super::hosted::{call, stage_failure};
+use super::hosted::{call, covered, stage_failure};
 use super::surface::{
     judge_against_eager, run_dtypes, Judged, SurfaceSource, SurfaceTest, PERTURBATIONS,
 };
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
-use crate::backend::python::{request_timeout, runs, HostConfig, PythonHost, Run};
+use crate::backend::python::{coverage, request_timeout, runs, HostConfig, PythonHost, Run};
 use crate::gen::TestCase;
 use crate::ir::{ScalarType, Tensor};
 use crate::mutate::program::render::{render, Dialect};
@@ -52,7 +52,8 @@ pub struct OnnxExportHarness {
 
 /// `torch_onnx_export`: torch eager vs the exported model on ONNX Runtime (CPU).
 pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    let mut host = PythonHost::new(HostConfig::local(request_timeout()));
+    let host_config = HostConfig::local(request_timeout()).covering(coverage::TORCH);
+    let mut host = PythonHost::new(host_config);
     let versions = host.versions(&["torch", "onnxruntime", "onnxscript"])?;
     for module in ["torch", "onnxruntime", "onnxscript"] {
         if versions[module].is_null() {
@@ -109,22 +110,7 @@ impl FuzzTarget for OnnxExportHarness {
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], _inflight: Option<&Path>) -> TargetRun {
-        let test = match self
-            .source
-            .program(&self.host, BACKEND, "cpu", bytes, edits)
-        {
-            Ok(t) => t,
-            Err(verdict) => return TargetRun::bare(verdict),
-        };
-        let (verdict, model) = self.judge(&test);
-        let artifacts =
-            super::files_if_found(&verdict, || self.finding_files(&test, model.clone()));
-        TargetRun {
-            artifacts,
-            model,
-            programs: test.components(),
-            ..TargetRun::bare(verdict)
-        }
+        covered(&self.host, || self.tested(bytes, edits))
     }
 
     /// Eager runs in the Python host for the profile (as the test did); the exporter does
@@ -186,6 +172,27 @@ fn checker_verdict(rejected: Verdict, judged: &Result<Judged, Verdict>) -> Verdi
 }
 
 impl OnnxExportHarness {
+    /// One test of `bytes` with reduction `edits`: the verdict and, for a finding, the
+    /// program, the exported model and `repro.py`.
+    fn tested(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
+        let test = match self
+            .source
+            .program(&self.host, BACKEND, "cpu", bytes, edits)
+        {
+            Ok(t) => t,
+            Err(verdict) => return TargetRun::bare(verdict),
+        };
+        let (verdict, model) = self.judge(&test);
+        let artifacts =
+            super::files_if_found(&verdict, || self.finding_files(&test, model.clone()));
+        TargetRun {
+            artifacts,
+            model,
+            programs: test.components(),
+            ..TargetRun::bare(verdict)
+        }
+    }
+
     fn request(&self, test: &SurfaceTest, source: &str, extra: Value) -> Frame {
         let mut extra = extra;
         extra["op"] = json!("torch_onnx_export");

@@ -6,7 +6,7 @@
 //!    that raises an internal error is a crash finding signed by the pass; a mismatch is
 //!    localized to the first prefix of the sequence whose build disagrees.
 
-use super::hosted::{host_failure, stage_failure, Run};
+use super::hosted::{covered, host_failure, stage_failure, Run};
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::python::request_timeout;
 use crate::backend::tvm::{Build, BuildsFailed, Tvm};
@@ -100,9 +100,13 @@ impl TvmHarness {
     }
 
     /// One test of `bytes` with reduction `edits` (the model goes to `inflight` first, when
-    /// given): the verdict, the graph, and (for a finding) the model and a standalone
-    /// `repro.py` (plain build against the pass sequence).
+    /// given): the verdict, the graph, the `tvm.relax` lines it covered, and (for a finding)
+    /// the model and a standalone `repro.py` (plain build against the pass sequence).
     pub fn test(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
+        covered(self.tvm.host(), || self.tested(bytes, edits, inflight))
+    }
+
+    fn tested(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
         let (plan, rest) = PassPlan::split(bytes);
         let run = match super::run_pipeline(&self.pipeline, rest, edits, inflight) {
             Ok(run) => run,
@@ -122,12 +126,9 @@ impl TvmHarness {
             self.finding_files(&plan, &run.case, &run.model)
         });
         TargetRun {
-            verdict,
-            case: Some(run.case),
             fired: run.fired,
             model: Some(run.model.bytes),
-            artifacts,
-            programs: 1,
+            ..TargetRun::tested(verdict, run.case, artifacts)
         }
     }
 

@@ -7,7 +7,10 @@
 # there), so the protocol channel stays clean. A Python exception becomes an error record
 # {"stage", "chain": [{"type", "message"}], "frames"}; the Rust side classifies it. A native
 # crash kills this process: faulthandler prints the Python stack to stderr first.
+# With DLCFUZZ_PY_COVERAGE_SCOPE set, the compilers' own modules are loaded with line probes,
+# and a request with "coverage": true gets back the lines it ran (see `_LineProbes`).
 import faulthandler
+import importlib.machinery
 import json
 import os
 import struct
@@ -477,6 +480,203 @@ def tvm_run(req, blobs):
     return {"runs": runs}, out
 
 
+# ------------------------------------------------------------------------------ coverage
+
+# Modules Dynamo traces into rather than running (torch 2.15's trace_rules inline lists):
+# never probed, so that Dynamo never sees a probe in the code it compiles.
+_DYNAMO_INLINED = (
+    "torch._dynamo.external_utils", "torch._dynamo._trace_wrapped_higher_order_op",
+    "torch._dynamo.compiled_autograd", "torch._dynamo.comptime", "torch._dynamo.polyfills",
+    "torch._dynamo.test_case", "torch._functorch.apis", "torch._functorch.deprecated",
+    "torch._functorch._aot_autograd.subclass_parametrization",
+    "torch._functorch.autograd_function", "torch._functorch.eager_transforms",
+    "torch._functorch.functional_call", "torch._functorch.pyfunctorch", "torch._functorch.vmap",
+    "torch._inductor.test_operators",
+)
+# Bump when the instrumentation changes: cached instrumented code of another version is stale.
+_PROBES_VERSION = 1
+
+
+def _within(name, packages):
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+class _LineProbes:
+    """Line coverage of the compilers' own Python code at a few percent of a compile.
+
+    Any trace function (sys.settrace, coverage.py's C tracer) puts CPython 3.11 into its
+    tracing mode, which runs *all* Python code unspecialized: measured, +57 % on the Python
+    side of an Inductor compile with nothing traced. So instead, the modules of the scope
+    (DLCFUZZ_PY_COVERAGE_SCOPE: path prefixes such as "torch/_inductor/", read at start-up,
+    before anything imports them) are compiled from source with one probe before each
+    statement, `__dlcfuzz_lines__[k] = 1`, where `__dlcfuzz_lines__` is the module's own hit
+    list and k the statement's line's index in it; everything else runs untouched. Line
+    numbers, file names and the source are unchanged (tracebacks, inspect and Dynamo's
+    file-based rules see the original); docstrings and __future__ imports stay first. The
+    instrumented code is cached (marshal) under DLCFUZZ_PY_COVERAGE_CACHE, keyed by the
+    source's digest, Python's version and _PROBES_VERSION.
+
+    A request with "coverage": true clears every hit list first and returns the lines hit
+    meanwhile, as the header {"files": [paths from the prefix on], "lines": [count per
+    file], "blob": index} and one blob of u32 LE line numbers, file by file."""
+
+    NAME = "__dlcfuzz_lines__"
+
+    def __init__(self, prefixes, cache):
+        self.prefixes = tuple(prefixes)
+        self.packages = tuple(p.strip("/").replace("/", ".") for p in self.prefixes)
+        self.cache = cache
+        self.files = {}  # path from the prefix on -> (lines, hit list)
+        # Code of a probed module run with other globals finds this sink (as large as the
+        # largest hit list) among the builtins.
+        self.sink = []
+        import builtins
+
+        setattr(builtins, self.NAME, self.sink)
+
+    def find_spec(self, fullname, path, target=None):
+        """A meta path finder: the scope's source modules get a probing loader."""
+        if not _within(fullname, self.packages) or _within(fullname, _DYNAMO_INLINED):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _ProbingLoader(spec.loader.name, spec.loader.path, self)
+        return spec
+
+    def relative(self, path):
+        path = path.replace(os.sep, "/")
+        for prefix in self.prefixes:
+            at = path.rfind("/" + prefix)
+            if at >= 0:
+                return path[at + 1:]
+        return path
+
+    def instrumented(self, path, source):
+        """The probed code of `source` and the line of each probe index, from the cache
+        when there."""
+        import hashlib
+        import marshal
+
+        key = (sys.version, _PROBES_VERSION, hashlib.sha256(source).hexdigest())
+        stored = None
+        if self.cache:
+            name = hashlib.sha256(path.encode()).hexdigest()[:32] + ".bin"
+            stored = os.path.join(self.cache, name)
+            try:
+                with open(stored, "rb") as f:
+                    cached_key, lines, code = marshal.load(f)
+                if cached_key == key:
+                    return code, lines
+            except (OSError, EOFError, ValueError, TypeError):
+                pass
+        code, lines = self.compile(source, path)
+        if stored:
+            try:
+                os.makedirs(self.cache, exist_ok=True)
+                partial = f"{stored}.{os.getpid()}"
+                with open(partial, "wb") as f:
+                    marshal.dump((key, lines, code), f)
+                os.replace(partial, stored)
+            except OSError:
+                pass
+        return code, lines
+
+    def compile(self, source, path):
+        import ast
+
+        tree = ast.parse(source, path)
+        index, lines = {}, []
+
+        def probe(stmt):
+            k = index.get(stmt.lineno)
+            if k is None:
+                k = index[stmt.lineno] = len(lines)
+                lines.append(stmt.lineno)
+            target = ast.Subscript(ast.Name(self.NAME, ast.Load()), ast.Constant(k), ast.Store())
+            return ast.copy_location(ast.Assign([target], ast.Constant(1)), stmt)
+
+        def stays_first(k, stmt):
+            docstring = k == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+                and isinstance(stmt.value.value, str)
+            return docstring or (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+
+        for node in list(ast.walk(tree)):
+            for field in ("body", "orelse", "finalbody"):
+                body = getattr(node, field, None)
+                if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                    probed = []
+                    for k, stmt in enumerate(body):
+                        if not stays_first(k, stmt):
+                            probed.append(probe(stmt))
+                        probed.append(stmt)
+                    setattr(node, field, probed)
+        return compile(ast.fix_missing_locations(tree), path, "exec", dont_inherit=True), lines
+
+    def hit_list(self, path, lines):
+        """The hit list of a module just loaded from `path`."""
+        hits = [0] * len(lines)
+        self.files[self.relative(path)] = (lines, hits)
+        self.sink.extend([0] * (len(hits) - len(self.sink)))
+        return hits
+
+    def clear(self):
+        for _, hits in self.files.values():
+            hits[:] = bytes(len(hits))
+
+    def attach(self, response, out):
+        """Adds the lines hit since `clear` to the response."""
+        import itertools
+
+        files, counts, blob = [], [], []
+        for rel in sorted(self.files):
+            lines, hits = self.files[rel]
+            covered = sorted(itertools.compress(lines, hits))
+            if covered:
+                files.append(rel)
+                counts.append(len(covered))
+                blob.append(struct.pack(f"<{len(covered)}I", *covered))
+        out.items.append(b"".join(blob))
+        response["coverage"] = {"files": files, "lines": counts, "blob": len(out.items) - 1}
+
+
+class _ProbingLoader(importlib.machinery.SourceFileLoader):
+    """Loads a module of the coverage scope with line probes (see `_LineProbes`)."""
+
+    def __init__(self, fullname, path, probes):
+        super().__init__(fullname, path)
+        self.probes = probes
+
+    def exec_module(self, module):
+        path = self.get_filename(module.__name__)
+        code, lines = self.probes.instrumented(path, self.get_data(path))
+        module.__dict__[_LineProbes.NAME] = self.probes.hit_list(path, lines)
+        exec(code, module.__dict__)
+
+
+def _install_probes():
+    """The line probes of DLCFUZZ_PY_COVERAGE_SCOPE (comma-separated), or None."""
+    scope = [p for p in os.environ.get("DLCFUZZ_PY_COVERAGE_SCOPE", "").split(",") if p]
+    if not scope:
+        return None
+    probes = _LineProbes(scope, os.environ.get("DLCFUZZ_PY_COVERAGE_CACHE"))
+    sys.meta_path.insert(0, probes)
+    return probes
+
+
+_PROBES = _install_probes()
+
+
+def handle(header, blobs):
+    """The response to one request, with the lines it hit when it asks for coverage."""
+    measured = _PROBES is not None and header.get("coverage")
+    if measured:
+        _PROBES.clear()
+    response, out = HANDLERS[header["op"]](header, blobs)
+    if measured:
+        _PROBES.attach(response, out)
+    return response, out
+
+
 # ---------------------------------------------------------------------------------- misc
 
 def hello(req, blobs):
@@ -541,7 +741,7 @@ def serve():
             return
         header, blobs = frame
         try:
-            response, out = HANDLERS[header["op"]](header, blobs)
+            response, out = handle(header, blobs)
             response["ok"] = True
             write_frame(response, out.items)
         except Exception as exc:  # noqa: BLE001 - a failing request must not end the host

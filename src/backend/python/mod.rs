@@ -10,16 +10,19 @@
 //! [`PythonHost::call`] sends one request and waits for its response within a timeout. A
 //! host that dies (signal or exit) or hangs is reported as a [`HostFailure`] with the tail of
 //! its stderr (where `faulthandler` prints the Python stack of a native crash) and is started
-//! afresh on the next call.
+//! afresh on the next call. A host configured with a [`coverage::Scope`] asks every request
+//! for the compilers' Python lines it runs and keeps their ids until
+//! [`PythonHost::take_coverage`].
 
 pub mod classify;
+pub mod coverage;
 pub mod frame;
 
 use crate::ir::Tensor;
 use classify::PyError;
 use frame::Frame;
 use serde_json::{json, Value};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
@@ -157,6 +160,9 @@ pub struct HostConfig {
     pub timeout: Duration,
     /// Extra environment variables.
     pub env: Vec<(String, String)>,
+    /// Whose Python line coverage the host measures and every request returns (`None`:
+    /// no probes).
+    pub coverage: Option<coverage::Scope>,
 }
 
 impl HostConfig {
@@ -173,7 +179,28 @@ impl HostConfig {
                 ("OMP_NUM_THREADS".into(), "1".into()),
                 ("PYTHONUNBUFFERED".into(), "1".into()),
             ],
+            coverage: None,
         }
+    }
+
+    /// This configuration measuring the line coverage of `scope` and returning it with
+    /// every request, unless `DLCFUZZ_PY_COVERAGE=0` ([`coverage::Mode`]).
+    pub fn covering(self, scope: coverage::Scope) -> HostConfig {
+        HostConfig {
+            coverage: coverage::Mode::current().collects().then_some(scope),
+            ..self
+        }
+    }
+}
+
+/// Lets `jobs` Python hosts started from now on share the cores: each gets
+/// `cores / jobs` Inductor compile workers (at least one), unless
+/// `TORCHINDUCTOR_COMPILE_THREADS` is set already.
+pub fn share_cores(jobs: usize) {
+    if std::env::var_os("TORCHINDUCTOR_COMPILE_THREADS").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = (cores / jobs.max(1)).max(1);
+        std::env::set_var("TORCHINDUCTOR_COMPILE_THREADS", threads.to_string());
     }
 }
 
@@ -199,6 +226,9 @@ struct Running {
 pub struct PythonHost {
     config: HostConfig,
     running: Option<Running>,
+    /// Line ids the responses since the last [`PythonHost::take_coverage`] carried (a set:
+    /// a host nobody takes from stays as small as the compilers' code).
+    covered: BTreeSet<u32>,
 }
 
 impl PythonHost {
@@ -207,6 +237,7 @@ impl PythonHost {
         PythonHost {
             config,
             running: None,
+            covered: BTreeSet::new(),
         }
     }
 
@@ -217,6 +248,12 @@ impl PythonHost {
             .arg(HOST_SOURCE)
             .env("PYTHONPATH", &self.config.pythonpath)
             .envs(self.config.env.iter().map(|(k, v)| (k, v)))
+            .envs(
+                self.config
+                    .coverage
+                    .map(coverage::host_env)
+                    .unwrap_or_default(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -267,8 +304,9 @@ impl PythonHost {
         })
     }
 
-    /// Sends `request` and returns the response frame. A dead or hung host is reaped (killed
-    /// when hung) and reported; the next call starts a new one.
+    /// Sends `request` (asking for its coverage, when configured) and returns the response
+    /// frame, keeping the ids of the lines it covered. A dead or hung host is reaped (killed when
+    /// hung) and reported; the next call starts a new one.
     pub fn call(&mut self, request: &Frame) -> Result<Frame, HostFailure> {
         if self.running.is_none() {
             self.running = Some(self.spawn()?);
@@ -279,13 +317,25 @@ impl PythonHost {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        let sent = request.write_to(&mut running.stdin);
+        let sent = if self.config.coverage.is_some() {
+            let mut header = request.header.clone();
+            header["coverage"] = json!(true);
+            request.write_with_header(&header, &mut running.stdin)
+        } else {
+            request.write_to(&mut running.stdin)
+        };
         let answer = match sent {
             Ok(()) => running.responses.recv_timeout(self.config.timeout),
             Err(_) => Err(RecvTimeoutError::Disconnected),
         };
         match answer {
-            Ok(Ok(Some(frame))) => Ok(frame),
+            Ok(Ok(Some(frame))) => {
+                match coverage::ids(&frame) {
+                    Ok(ids) => self.covered.extend(ids),
+                    Err(e) => tracing::warn!("the Python host's coverage is malformed: {e}"),
+                }
+                Ok(frame)
+            }
             Err(RecvTimeoutError::Timeout) => {
                 let mut dead = self.running.take().expect("running");
                 let _ = dead.child.kill();
@@ -311,6 +361,12 @@ impl PythonHost {
                 })
             }
         }
+    }
+
+    /// The sorted, distinct ids ([`coverage::line_id`]) of the Python lines the responses
+    /// since the previous call covered; empty without a coverage scope.
+    pub fn take_coverage(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.covered).into_iter().collect()
     }
 
     /// The versions of Python and of `modules` in the host's environment, or why a module

@@ -1,0 +1,496 @@
+//! The structure-aware libFuzzer mutator behind [`fuzz_target_glue!`](crate::fuzz_target_glue)'s
+//! `fuzz_mutator!` and `fuzz_crossover!`. It knows a graph input's layout
+//! ([`Input::Graph`]: the target's header, the [`CONFIG_BYTES`] swarm config, then
+//! [`STEP_BYTES`] insertion-step chunks) and makes one change a decoder reads as one change:
+//! one header byte, one config field ([`CONFIG_FIELDS`]), a few bytes of one step chunk; or it
+//! inserts, deletes, duplicates or swaps whole step chunks, so every later chunk keeps its
+//! alignment. Its crossover keeps one parent's header and config and splices the parents'
+//! step chunks at a chunk boundary. One mutation in [`FALLBACK_ONE_IN`], and every mutation
+//! and crossover of an input without structure ([`Input::OnnxFile`]), is libFuzzer's own (the
+//! caller's fallback, `libfuzzer_sys::fuzzer_mutate`). Everything is a function of the seed,
+//! as libFuzzer requires.
+
+use super::Input;
+use crate::gen::{CONFIG_BYTES, CONFIG_FIELDS, STEP_BYTES};
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// libFuzzer's own mutation: `fuzzer_mutate(data, size, max_size)` mutates `data[..size]`
+/// in place into at most `max_size` bytes and returns the new size.
+pub type Fallback<'f> = dyn FnMut(&mut [u8], usize, usize) -> usize + 'f;
+
+/// One mutation of a graph input in this many is libFuzzer's own.
+pub const FALLBACK_ONE_IN: u32 = 4;
+
+/// Byte values worth trying in any field: the extremes and the signed boundaries.
+const INTERESTING: [u8; 6] = [0, 1, 0x7f, 0x80, 0xfe, 0xff];
+
+/// One insertion-step chunk.
+type Step = [u8; STEP_BYTES];
+
+/// The mutator of one target's inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mutator {
+    /// Header bytes before the graph recipe; `None` for an input without structure.
+    header: Option<usize>,
+}
+
+/// The structure-aware mutations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mutation {
+    /// One byte of the target's header.
+    HeaderByte,
+    /// One field of the swarm config: a bit flipped or a byte changed.
+    ConfigField,
+    /// One to four bytes of one step chunk.
+    StepBytes,
+    /// A random chunk inserted at a chunk boundary.
+    InsertStep,
+    /// A chunk copied to a chunk boundary.
+    DuplicateStep,
+    /// A chunk removed.
+    DeleteStep,
+    /// Two chunks exchanged.
+    SwapSteps,
+}
+
+/// An input cut along its layout.
+#[derive(Debug)]
+struct Parts {
+    /// Header and config, zero-padded to their full length (missing bytes read as zero, so
+    /// padding changes nothing the decoder sees).
+    head: Vec<u8>,
+    /// The whole step chunks.
+    steps: Vec<Step>,
+    /// A trailing partial chunk, possibly empty.
+    tail: Vec<u8>,
+}
+
+impl Parts {
+    /// Cuts `bytes` after `header` header bytes.
+    fn split(header: usize, bytes: &[u8]) -> Parts {
+        let head_len = header + CONFIG_BYTES;
+        let mut head = bytes[..head_len.min(bytes.len())].to_vec();
+        head.resize(head_len, 0);
+        let chunks = bytes
+            .get(head_len..)
+            .unwrap_or_default()
+            .chunks_exact(STEP_BYTES);
+        let tail = chunks.remainder().to_vec();
+        let steps = chunks
+            .map(|c| c.try_into().expect("exact chunks"))
+            .collect();
+        Parts { head, steps, tail }
+    }
+
+    /// The joined length.
+    fn len(&self) -> usize {
+        self.head.len() + self.steps.len() * STEP_BYTES + self.tail.len()
+    }
+
+    /// The bytes, cut to at most `max_size`: the partial chunk goes first, then whole chunks
+    /// from the end, and only then the head.
+    fn join(mut self, max_size: usize) -> Vec<u8> {
+        if self.len() > max_size {
+            self.tail.clear();
+        }
+        while self.len() > max_size && self.steps.pop().is_some() {}
+        let mut bytes = self.head;
+        bytes.truncate(max_size);
+        bytes.extend(self.steps.iter().flatten());
+        bytes.extend(self.tail);
+        bytes
+    }
+
+    /// The mutations that apply: chunk insertion only where a chunk still fits in `max_size`.
+    fn applicable(&self, header: usize, max_size: usize) -> Vec<Mutation> {
+        let n = self.steps.len();
+        let room = self.len() + STEP_BYTES <= max_size;
+        [
+            (Mutation::HeaderByte, header > 0),
+            (Mutation::ConfigField, true),
+            (Mutation::StepBytes, n > 0),
+            (Mutation::InsertStep, room),
+            (Mutation::DuplicateStep, room && n > 0),
+            (Mutation::DeleteStep, n > 0),
+            (Mutation::SwapSteps, n > 1),
+        ]
+        .into_iter()
+        .filter_map(|(m, applies)| applies.then_some(m))
+        .collect()
+    }
+
+    /// Applies `mutation`.
+    fn apply(&mut self, mutation: Mutation, header: usize, rng: &mut ChaCha8Rng) {
+        let n = self.steps.len();
+        match mutation {
+            Mutation::HeaderByte => {
+                let at = rng.random_range(0..header);
+                self.head[at] = mutate_byte(self.head[at], rng);
+            }
+            Mutation::ConfigField => {
+                let (_, field) = CONFIG_FIELDS
+                    .choose(rng)
+                    .expect("the config has fields")
+                    .clone();
+                mutate_field(
+                    &mut self.head[header + field.start..header + field.end],
+                    rng,
+                );
+            }
+            Mutation::StepBytes => {
+                let step = &mut self.steps[rng.random_range(0..n)];
+                for _ in 0..rng.random_range(1..=4) {
+                    let at = rng.random_range(0..STEP_BYTES);
+                    step[at] = mutate_byte(step[at], rng);
+                }
+            }
+            Mutation::InsertStep => {
+                let mut step = [0; STEP_BYTES];
+                rng.fill(&mut step[..]);
+                self.steps.insert(rng.random_range(0..=n), step);
+            }
+            Mutation::DuplicateStep => {
+                let step = self.steps[rng.random_range(0..n)];
+                self.steps.insert(rng.random_range(0..=n), step);
+            }
+            Mutation::DeleteStep => {
+                self.steps.remove(rng.random_range(0..n));
+            }
+            Mutation::SwapSteps => {
+                let i = rng.random_range(0..n);
+                let j = (i + rng.random_range(1..n)) % n;
+                self.steps.swap(i, j);
+            }
+        }
+    }
+}
+
+/// `b` with one bit flipped, nudged by up to 16, replaced by an interesting value, or random.
+fn mutate_byte(b: u8, rng: &mut ChaCha8Rng) -> u8 {
+    match rng.random_range(0..5) {
+        0 => b ^ (1 << rng.random_range(0..8)),
+        1 => b.wrapping_add(rng.random_range(1..=16)),
+        2 => b.wrapping_sub(rng.random_range(1..=16)),
+        3 => *INTERESTING.choose(rng).expect("non-empty"),
+        _ => rng.random(),
+    }
+}
+
+/// One bit of `field` flipped (one op or dtype of a mask), or one of its bytes mutated.
+fn mutate_field(field: &mut [u8], rng: &mut ChaCha8Rng) {
+    let at = rng.random_range(0..field.len());
+    if rng.random_bool(0.5) {
+        field[at] ^= 1 << rng.random_range(0..8);
+    } else {
+        field[at] = mutate_byte(field[at], rng);
+    }
+}
+
+/// Copies `bytes` to the start of `out` and returns their length.
+fn write(out: &mut [u8], bytes: &[u8]) -> usize {
+    out[..bytes.len()].copy_from_slice(bytes);
+    bytes.len()
+}
+
+impl Mutator {
+    /// The mutator of inputs laid out as `input`.
+    pub fn of(input: Input) -> Mutator {
+        Mutator {
+            header: match input {
+                Input::Graph { header } => Some(header),
+                Input::OnnxFile => None,
+            },
+        }
+    }
+
+    /// The mutator of the [`TARGETS`](super::TARGETS) row `name`'s inputs; panics on an
+    /// unknown name (the fuzz binaries name their own row). With
+    /// `DLCFUZZ_STRUCTURED_MUTATOR=0` every mutation and crossover is libFuzzer's own, as
+    /// without a custom mutator (the baseline the structure-aware one is measured against).
+    pub fn for_target(name: &str) -> Mutator {
+        let input = super::by_name(name).unwrap_or_else(|e| panic!("{e}")).input;
+        if std::env::var("DLCFUZZ_STRUCTURED_MUTATOR").as_deref() == Ok("0") {
+            Self::of(Input::OnnxFile)
+        } else {
+            Self::of(input)
+        }
+    }
+
+    /// Mutates `data[..size]` in place into at most `max_size` bytes and returns the new size
+    /// (libFuzzer's custom-mutator contract: `data` holds at least `max(size, max_size)`
+    /// bytes). One structure-aware mutation, or `fallback`'s.
+    pub fn mutate(
+        self,
+        data: &mut [u8],
+        size: usize,
+        max_size: usize,
+        seed: u32,
+        fallback: &mut Fallback<'_>,
+    ) -> usize {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        let header = match self.header {
+            Some(header) if !rng.random_ratio(1, FALLBACK_ONE_IN) => header,
+            _ => return fallback(data, size, max_size),
+        };
+        let mut parts = Parts::split(header, &data[..size]);
+        let mutation = *parts
+            .applicable(header, max_size)
+            .choose(&mut rng)
+            .expect("a config field always applies");
+        parts.apply(mutation, header, &mut rng);
+        write(data, &parts.join(max_size))
+    }
+
+    /// Crosses `a` and `b` over into `out` (at most `out.len()` bytes) and returns the
+    /// length: one parent's header and config, then a prefix of one parent's step chunks and
+    /// a suffix of the other's. Without structure, `a` mutated by `fallback`.
+    pub fn crossover(
+        self,
+        a: &[u8],
+        b: &[u8],
+        out: &mut [u8],
+        seed: u32,
+        fallback: &mut Fallback<'_>,
+    ) -> usize {
+        let Some(header) = self.header else {
+            let n = write(out, &a[..a.len().min(out.len())]);
+            return fallback(out, n, out.len());
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        let (a, b) = (Parts::split(header, a), Parts::split(header, b));
+        let (first, second) = if rng.random_bool(0.5) {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        let head = if rng.random_bool(0.5) { &a } else { &b };
+        let cut_first = rng.random_range(0..=first.steps.len());
+        let cut_second = rng.random_range(0..=second.steps.len());
+        let child = Parts {
+            head: head.head.clone(),
+            steps: [&first.steps[..cut_first], &second.steps[cut_second..]].concat(),
+            tail: second.tail.clone(),
+        };
+        write(out, &child.join(out.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for `fuzzer_mutate`: reverses the input and appends `0xa5` when there is
+    /// room, so that its results are recognizable.
+    fn reverse(data: &mut [u8], size: usize, max_size: usize) -> usize {
+        let n = size.min(max_size);
+        data[..n].reverse();
+        if n < max_size {
+            data[n] = 0xa5;
+            return n + 1;
+        }
+        n
+    }
+
+    /// `n` pseudo-random bytes from `seed`.
+    fn bytes(seed: u64, n: usize) -> Vec<u8> {
+        let mut v = vec![0; n];
+        ChaCha8Rng::seed_from_u64(seed).fill(v.as_mut_slice());
+        v
+    }
+
+    /// One mutation of `input` with `max_size`, as libFuzzer calls it, checked to fit; and
+    /// whether it was the fallback's.
+    fn mutated(mutator: Mutator, input: &[u8], max_size: usize, seed: u32) -> (Vec<u8>, bool) {
+        let mut data = input.to_vec();
+        data.resize(input.len().max(max_size), 0);
+        let mut fell_back = false;
+        let n = mutator.mutate(&mut data, input.len(), max_size, seed, &mut |d, s, m| {
+            fell_back = true;
+            reverse(d, s, m)
+        });
+        assert!(n <= max_size, "seed {seed}: {n} > {max_size}");
+        data.truncate(n);
+        (data, fell_back)
+    }
+
+    /// Whether the step region of `bytes` is whole chunks.
+    fn aligned(bytes: &[u8]) -> bool {
+        bytes.len() >= HEAD && (bytes.len() - HEAD).is_multiple_of(STEP_BYTES)
+    }
+
+    const HEADER: usize = 7;
+    const HEAD: usize = HEADER + CONFIG_BYTES;
+
+    fn graph() -> Mutator {
+        Mutator::of(Input::Graph { header: HEADER })
+    }
+
+    #[test]
+    fn every_mutation_fits_in_max_size_and_keeps_chunks_aligned() {
+        let mut structured = 0;
+        for seed in 0..2000u32 {
+            let input = bytes(seed.into(), HEAD + seed as usize % 6 * STEP_BYTES);
+            let max_size = [HEAD, HEAD + 3 * STEP_BYTES, 4096][seed as usize % 3];
+            let (out, fell_back) = mutated(graph(), &input, max_size, seed);
+            if !fell_back {
+                assert!(aligned(&out), "seed {seed}: {} bytes", out.len());
+                structured += 1;
+            }
+        }
+        assert!(structured > 1000, "{structured}");
+    }
+
+    #[test]
+    fn short_and_oversized_inputs_stay_within_max_size() {
+        for seed in 0..512u32 {
+            let len = [0, 3, HEADER + 5, 10 * STEP_BYTES + 11][seed as usize % 4];
+            let max_size = [1, 20, 100, 5000][seed as usize / 4 % 4];
+            let (out, fell_back) = mutated(graph(), &bytes(seed.into(), len), max_size, seed);
+            if !fell_back && max_size >= HEAD {
+                // Short heads are zero-padded (what the decoder reads anyway); a partial
+                // chunk is kept or dropped whole.
+                assert!(out.len() >= HEAD, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn structure_aware_mutations_change_one_region() {
+        let input = bytes(1, HEAD + 4 * STEP_BYTES);
+        let mut changed = [0; 3];
+        for seed in 0..400u32 {
+            let (out, fell_back) = mutated(graph(), &input, 4096, seed);
+            if fell_back || out.len() != input.len() {
+                continue;
+            }
+            let regions =
+                [0..HEADER, HEADER..HEAD, HEAD..input.len()].map(|r| out[r.clone()] != input[r]);
+            assert!(regions.iter().filter(|d| **d).count() <= 1, "seed {seed}");
+            for (count, region) in changed.iter_mut().zip(regions) {
+                *count += usize::from(region);
+            }
+        }
+        assert!(changed.iter().all(|c| *c > 0), "{changed:?}");
+    }
+
+    #[test]
+    fn chunk_operations_move_whole_chunks() {
+        let input = bytes(2, HEAD + 3 * STEP_BYTES);
+        let chunks: Vec<&[u8]> = input[HEAD..].chunks(STEP_BYTES).collect();
+        let mut resized = 0;
+        for seed in 0..400u32 {
+            let (out, fell_back) = mutated(graph(), &input, 4096, seed);
+            if fell_back || out.len() == input.len() {
+                continue;
+            }
+            // Inserted, duplicated or deleted: one chunk more or less, the head untouched,
+            // and at most one chunk (an inserted one) new.
+            assert_eq!(out.len().abs_diff(input.len()), STEP_BYTES, "seed {seed}");
+            assert_eq!(out[..HEAD], input[..HEAD], "seed {seed}");
+            let new = out[HEAD..]
+                .chunks(STEP_BYTES)
+                .filter(|c| !chunks.contains(c))
+                .count();
+            assert!(new <= 1, "seed {seed}: {new} new chunks");
+            resized += 1;
+        }
+        assert!(resized > 0);
+    }
+
+    #[test]
+    fn a_quarter_falls_back_and_an_onnx_file_always_does() {
+        let input = bytes(3, HEAD + 2 * STEP_BYTES);
+        let fallbacks = (0..400u32)
+            .filter(|seed| mutated(graph(), &input, 4096, *seed).1)
+            .count();
+        assert!(
+            (60..140).contains(&fallbacks),
+            "{fallbacks} of 400 fell back"
+        );
+        for seed in 0..20u32 {
+            let (out, fell_back) = mutated(Mutator::of(Input::OnnxFile), b"onnx", 64, seed);
+            assert!(fell_back);
+            assert_eq!(out, b"xnno\xa5");
+        }
+    }
+
+    #[test]
+    fn mutation_and_crossover_are_functions_of_the_seed() {
+        let a = bytes(4, HEAD + 5 * STEP_BYTES);
+        let b = bytes(5, HEAD + 2 * STEP_BYTES + 9);
+        let cross = |seed| {
+            let mut out = vec![0; 4096];
+            let n = graph().crossover(&a, &b, &mut out, seed, &mut reverse);
+            out.truncate(n);
+            out
+        };
+        for seed in 0..100u32 {
+            assert_eq!(
+                mutated(graph(), &a, 4096, seed),
+                mutated(graph(), &a, 4096, seed)
+            );
+            assert_eq!(cross(seed), cross(seed));
+        }
+        let structured: Vec<Vec<u8>> = (0..100)
+            .map(|s| mutated(graph(), &a, 4096, s))
+            .filter_map(|(out, fell_back)| (!fell_back).then_some(out))
+            .collect();
+        // Deletions and swaps of 5 chunks have few outcomes; the rest rarely repeat.
+        let distinct: std::collections::BTreeSet<_> = structured.iter().collect();
+        assert!(
+            distinct.len() * 3 >= structured.len() * 2,
+            "{} distinct of {}",
+            distinct.len(),
+            structured.len()
+        );
+    }
+
+    #[test]
+    fn crossover_keeps_a_parents_head_and_splices_whole_chunks() {
+        let a = bytes(6, HEAD + 4 * STEP_BYTES);
+        let b = bytes(7, HEAD + 3 * STEP_BYTES);
+        let parent_chunks: Vec<&[u8]> = a[HEAD..]
+            .chunks(STEP_BYTES)
+            .chain(b[HEAD..].chunks(STEP_BYTES))
+            .collect();
+        let mut heads = [0, 0];
+        for seed in 0..300u32 {
+            let max = [HEAD + STEP_BYTES, 4096][seed as usize % 2];
+            let mut out = vec![0; max];
+            let n = graph().crossover(&a, &b, &mut out, seed, &mut reverse);
+            assert!(n <= max);
+            let out = &out[..n];
+            let from_a = out[..HEAD] == a[..HEAD];
+            assert!(from_a || out[..HEAD] == b[..HEAD], "seed {seed}");
+            heads[usize::from(from_a)] += 1;
+            assert!(aligned(out), "seed {seed}");
+            assert!(out[HEAD..]
+                .chunks(STEP_BYTES)
+                .all(|c| parent_chunks.contains(&c)));
+        }
+        assert!(heads[0] > 0 && heads[1] > 0, "{heads:?}");
+    }
+
+    #[test]
+    fn an_onnx_file_crossover_is_the_fallback_on_the_first_parent() {
+        let mut out = vec![0; 8];
+        let n = Mutator::of(Input::OnnxFile).crossover(b"abc", b"xyz", &mut out, 1, &mut reverse);
+        assert_eq!(&out[..n], b"cba\xa5");
+    }
+
+    #[test]
+    fn the_row_names_the_layout() {
+        assert_eq!(
+            Mutator::for_target("ort_load"),
+            Mutator::of(Input::OnnxFile)
+        );
+        assert_eq!(
+            Mutator::for_target("ort_cpu_mutated"),
+            Mutator::of(Input::Graph {
+                header: crate::mutate::levels::HEADER_BYTES
+            })
+        );
+    }
+}
