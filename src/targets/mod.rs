@@ -617,23 +617,24 @@ macro_rules! fuzz_target_glue {
         libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             $crate::targets::fuzz_one(&TARGET, $name, data);
         });
+        // The row's mutator, looked up once (libFuzzer mutates thousands of times a second).
+        static MUTATOR: ::std::sync::OnceLock<$crate::targets::mutator::Mutator> =
+            ::std::sync::OnceLock::new();
         libfuzzer_sys::fuzz_mutator!(|data: &mut [u8], size: usize, max_size: usize, seed: u32| {
-            $crate::targets::mutator::Mutator::for_target($name).mutate(
-                data,
-                size,
-                max_size,
-                seed,
-                &mut libfuzzer_sys::fuzzer_mutate,
-            )
+            MUTATOR
+                .get_or_init(|| $crate::targets::mutator::Mutator::for_target($name))
+                .mutate(
+                    data,
+                    size,
+                    max_size,
+                    seed,
+                    &mut libfuzzer_sys::fuzzer_mutate,
+                )
         });
         libfuzzer_sys::fuzz_crossover!(|data1: &[u8], data2: &[u8], out: &mut [u8], seed: u32| {
-            $crate::targets::mutator::Mutator::for_target($name).crossover(
-                data1,
-                data2,
-                out,
-                seed,
-                &mut libfuzzer_sys::fuzzer_mutate,
-            )
+            MUTATOR
+                .get_or_init(|| $crate::targets::mutator::Mutator::for_target($name))
+                .crossover(data1, data2, out, seed, &mut libfuzzer_sys::fuzzer_mutate)
         });
     };
 }

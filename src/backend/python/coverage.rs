@@ -3,8 +3,8 @@
 //!
 //! A host configured with a [`Scope`] loads the scope's modules with line probes (`host.py`,
 //! `_LineProbes`: each module compiled from its source with one list store before every
-//! statement; the instrumented code is cached under [`crate::paths::cache_dir`]) and asks
-//! every request for the lines it ran (`"coverage": true`). The response names the files
+//! statement; the instrumented code is cached under [`crate::paths::cache_dir`]) and
+//! returns with every response the lines its request ran. The response names the files
 //! (paths from the prefix on, such as `torch/_inductor/lowering.py`) and their line counts in
 //! its header and carries the line numbers as one blob of `u32` LE. Each (file, line)
 //! becomes a stable 32-bit [`line_id`], the same in every process and campaign; the hosted

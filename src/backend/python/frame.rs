@@ -66,12 +66,7 @@ impl Frame {
 
     /// Writes the frame.
     pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
-        self.write_with_header(&self.header, w)
-    }
-
-    /// Writes the frame with `header` in place of its own (the same blobs).
-    pub fn write_with_header(&self, header: &Value, w: &mut impl Write) -> io::Result<()> {
-        let header = serde_json::to_vec(header).expect("JSON values serialize");
+        let header = serde_json::to_vec(&self.header).expect("JSON values serialize");
         let mut out = Vec::with_capacity(header.len() + 8);
         out.extend_from_slice(&(header.len() as u32).to_le_bytes());
         out.extend_from_slice(&header);

@@ -8,7 +8,7 @@
 # {"stage", "chain": [{"type", "message"}], "frames"}; the Rust side classifies it. A native
 # crash kills this process: faulthandler prints the Python stack to stderr first.
 # With DLCFUZZ_PY_COVERAGE_SCOPE set, the compilers' own modules are loaded with line probes,
-# and a request with "coverage": true gets back the lines it ran (see `_LineProbes`).
+# and every response carries the lines its request ran (see `_LineProbes`).
 import faulthandler
 import importlib.machinery
 import json
@@ -516,7 +516,7 @@ class _LineProbes:
     instrumented code is cached (marshal) under DLCFUZZ_PY_COVERAGE_CACHE, keyed by the
     source's digest, Python's version and _PROBES_VERSION.
 
-    A request with "coverage": true clears every hit list first and returns the lines hit
+    Each request clears every hit list first, and its response returns the lines hit
     meanwhile, as the header {"files": [paths from the prefix on], "lines": [count per
     file], "blob": index} and one blob of u32 LE line numbers, file by file."""
 
@@ -667,12 +667,11 @@ _PROBES = _install_probes()
 
 
 def handle(header, blobs):
-    """The response to one request, with the lines it hit when it asks for coverage."""
-    measured = _PROBES is not None and header.get("coverage")
-    if measured:
+    """The response to one request, with the lines it hit when the host has probes."""
+    if _PROBES is not None:
         _PROBES.clear()
     response, out = HANDLERS[header["op"]](header, blobs)
-    if measured:
+    if _PROBES is not None:
         _PROBES.attach(response, out)
     return response, out
 

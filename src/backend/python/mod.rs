@@ -10,8 +10,8 @@
 //! [`PythonHost::call`] sends one request and waits for its response within a timeout. A
 //! host that dies (signal or exit) or hangs is reported as a [`HostFailure`] with the tail of
 //! its stderr (where `faulthandler` prints the Python stack of a native crash) and is started
-//! afresh on the next call. A host configured with a [`coverage::Scope`] asks every request
-//! for the compilers' Python lines it runs and keeps their ids until
+//! afresh on the next call. A host configured with a [`coverage::Scope`] returns with every
+//! response the compilers' Python lines its request ran, and keeps their ids until
 //! [`PythonHost::take_coverage`].
 
 pub mod classify;
@@ -304,8 +304,8 @@ impl PythonHost {
         })
     }
 
-    /// Sends `request` (asking for its coverage, when configured) and returns the response
-    /// frame, keeping the ids of the lines it covered. A dead or hung host is reaped (killed when
+    /// Sends `request` and returns the response frame, keeping the ids of the lines it
+    /// covered (a host with a coverage scope measures every request). A dead or hung host is reaped (killed when
     /// hung) and reported; the next call starts a new one.
     pub fn call(&mut self, request: &Frame) -> Result<Frame, HostFailure> {
         if self.running.is_none() {
@@ -317,13 +317,7 @@ impl PythonHost {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        let sent = if self.config.coverage.is_some() {
-            let mut header = request.header.clone();
-            header["coverage"] = json!(true);
-            request.write_with_header(&header, &mut running.stdin)
-        } else {
-            request.write_to(&mut running.stdin)
-        };
+        let sent = request.write_to(&mut running.stdin);
         let answer = match sent {
             Ok(()) => running.responses.recv_timeout(self.config.timeout),
             Err(_) => Err(RecvTimeoutError::Disconnected),
