@@ -1,22 +1,31 @@
 #!/bin/bash -eu
-# OSS-Fuzz / ClusterFuzzLite build for dlcfuzz.
+# OSS-Fuzz / ClusterFuzzLite build for dlcfuzz: every fuzz target, runnable from $OUT alone.
 #
 # Builds every cargo-fuzz target with `cargo fuzz build -O` and puts into $OUT:
-#   - each target binary;
+#   - each target binary (`cargo fuzz list`: all 14; the CUDA ones end at start-up saying
+#     they need a device, as a cluster bot has none);
 #   - <target>_seed_corpus.zip from corpus/<target>/;
-#   - the .options files of fuzz/ and the dictionary (onnx.dict, plus <target>.dict for the
-#     targets whose options name it);
-#   - the runtime libraries the targets load, under $OUT/lib: ONNX Runtime
-#     (lib/onnxruntime, found beside the binary at run time), z3 (lib/z3) and libtorch
-#     (lib/torch/lib with its lib/nvidia companions), reached through the binaries'
-#     $ORIGIN rpaths; and the capability tables (lib/cache).
+#   - <target>.options from fuzz/ (derived from the target registry: the time limit of one
+#     input, and the ONNX dictionary for the ONNX-file targets) and the dictionary onnx.dict;
+#   - under $OUT/lib, everything the targets load at run time, found beside the binary
+#     through its $ORIGIN rpaths or dlcfuzz::paths:
+#       lib/onnxruntime  ONNX Runtime's shared library (the newest release);
+#       lib/z3           libz3 of the constraint solver;
+#       lib/torch/lib    libtorch of the tch crate (the reference, TorchScript);
+#       lib/cpython      a relocated Python interpreter with its standard library and
+#                        headers (oss-fuzz/bundle_python.py);
+#       lib/python       the Python-hosted compilers' environment: torch, apache-tvm,
+#                        onnxscript, onnxruntime, without Triton (CUDA only);
+#       lib/cache        the probed capability tables, so that a fresh runner does not
+#                        spend minutes probing.
+# What $OUT cannot carry: torch_compile_cpu needs g++ (Inductor compiles every kernel with
+# it); the runner image must have it, and the target says so at start-up when it is missing.
 # Needs $SRC (holding the checkout as $SRC/dlcfuzz) and $OUT; $WORK is used for scratch.
 # Python wheels come from PyPI through scripts/setup.sh (idempotent).
 project="$SRC/dlcfuzz"
 cd "$project"
-scripts/setup.sh
-scratch="${WORK:-/tmp}/dlcfuzz-build"
-mkdir -p "$scratch" "$OUT"
+scripts/setup.sh --python-compilers
+mkdir -p "$OUT"
 
 cargo fuzz build -O
 triple="$(rustc -vV | sed -n 's/^host: //p')"
@@ -27,10 +36,7 @@ for target in $(cargo fuzz list); do
     rm -f "$OUT/${target}_seed_corpus.zip"
     (cd "corpus/$target" && zip -q -r "$OUT/${target}_seed_corpus.zip" .)
   fi
-  if [ -f "fuzz/$target.options" ]; then
-    cp "fuzz/$target.options" "$OUT/$target.options"
-    cp dicts/onnx.dict "$OUT/$target.dict"
-  fi
+  cp "fuzz/$target.options" "$OUT/$target.options"
   echo "built $target"
 done
 cp dicts/onnx.dict "$OUT/onnx.dict"
@@ -43,8 +49,9 @@ cp -a .deps/py/z3/lib/. "$lib/z3/"
 rm -rf "$lib/torch/lib" "$lib/nvidia"
 cp -a .deps/torch/torch/lib "$lib/torch/lib"
 if [ -d .deps/torch/nvidia ]; then cp -a .deps/torch/nvidia "$lib/nvidia"; fi
-# The probed capability tables, so that a fresh runner does not spend its first minute
-# probing every op (the targets read lib/cache when there is no .deps beside them).
+python3 oss-fuzz/bundle_python.py .deps/python "$lib"
 mkdir -p "$lib/cache"
 if [ -d .deps/cache ]; then cp -a .deps/cache/. "$lib/cache/"; fi
+# The instrumented Python is keyed by source path: $OUT's own is built on its first start.
+rm -rf "$lib/cache/python-lines"
 du -sh "$OUT" | sed 's/^/OUT size: /'

@@ -49,10 +49,7 @@ pub fn ort_dylib() -> PathBuf {
     }
     .join("onnxruntime/capi")
     .join(&file);
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("lib/onnxruntime").join(&file)));
-    match beside {
+    match beside_exe(&format!("lib/onnxruntime/{file}")) {
         Some(b) if !wheel.exists() && b.exists() => b,
         _ => wheel,
     }
@@ -75,10 +72,7 @@ pub fn cache_dir() -> PathBuf {
         return PathBuf::from(dir);
     }
     let deps = deps_dir();
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|d| d.join("lib/cache")));
-    match beside {
+    match beside_exe("lib/cache") {
         Some(b) if !deps.exists() && b.exists() => b,
         _ => deps
             .parent()
@@ -97,13 +91,64 @@ pub fn python() -> std::process::Command {
 }
 
 /// The Python environment of the Python-hosted compilers (full `torch` and `apache-tvm`):
-/// `DLCFUZZ_PYTHON_ENV`, else `.deps/python` beside [`deps_dir`].
+/// `DLCFUZZ_PYTHON_ENV`, else `.deps/python` beside [`deps_dir`], else (on a fuzzing cluster,
+/// where there is no `.deps`) `lib/python` beside the executable, which `oss-fuzz/build.sh`
+/// fills with the CPU part of that environment.
 pub fn python_env() -> PathBuf {
     if let Some(dir) = std::env::var_os("DLCFUZZ_PYTHON_ENV") {
         return PathBuf::from(dir);
     }
-    let deps = deps_dir();
-    deps.parent()
+    let local = deps_dir()
+        .parent()
         .map(|p| p.join("python"))
-        .unwrap_or_else(|| PathBuf::from(".deps/python"))
+        .unwrap_or_else(|| PathBuf::from(".deps/python"));
+    match beside_exe("lib/python") {
+        Some(b) if !local.exists() && b.exists() => b,
+        _ => local,
+    }
+}
+
+/// The interpreter that runs the Python-hosted compilers, with the environment it needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interpreter {
+    /// The program to start.
+    pub program: PathBuf,
+    /// Variables it needs set (a relocated interpreter: its home and its shared library).
+    pub env: Vec<(String, PathBuf)>,
+}
+
+/// The interpreter of the Python-hosted compilers: `DLCFUZZ_PYTHON`; else, when the
+/// environment is the one in `$OUT` ([`python_env`] is `lib/python` beside the executable),
+/// the interpreter `oss-fuzz/build.sh` relocated to `lib/cpython` beside it (a fuzzing
+/// cluster's runner image may have no Python, or another one); else `python3`.
+pub fn python_interpreter() -> Interpreter {
+    if let Some(program) = std::env::var_os("DLCFUZZ_PYTHON") {
+        return Interpreter {
+            program: program.into(),
+            env: Vec::new(),
+        };
+    }
+    let bundled = beside_exe("lib/cpython").filter(|home| {
+        home.join("bin/python3").exists() && Some(python_env()) == beside_exe("lib/python")
+    });
+    match bundled {
+        Some(home) => Interpreter {
+            program: home.join("bin/python3"),
+            env: vec![
+                ("PYTHONHOME".into(), home.clone()),
+                ("LD_LIBRARY_PATH".into(), home.join("lib")),
+            ],
+        },
+        None => Interpreter {
+            program: "python3".into(),
+            env: Vec::new(),
+        },
+    }
+}
+
+/// `relative` inside the folder of the running executable (`None` when it cannot be found).
+fn beside_exe(relative: &str) -> Option<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(relative)))
 }

@@ -287,6 +287,13 @@ fn every_registry_target_is_wired_and_gpu_targets_say_what_is_missing() {
             "{}: no [[bin]]",
             info.name
         );
+        let options = root.join("fuzz").join(format!("{}.options", info.name));
+        assert_eq!(
+            std::fs::read_to_string(&options).ok(),
+            Some(info.libfuzzer_options()),
+            "{}: write TargetInfo::libfuzzer_options() there",
+            options.display()
+        );
         if info.device == Device::Cpu {
             assert!(
                 root.join("corpus").join(info.name).is_dir(),

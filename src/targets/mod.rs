@@ -356,6 +356,21 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
+    /// Its libFuzzer options file (`fuzz/<name>.options`, which `oss-fuzz/build.sh` puts
+    /// beside the binary in `$OUT`): the time limit of one input is the row's
+    /// [`test_seconds`](Self::test_seconds), so that a slow compiler is not a timeout
+    /// crash on a cluster whose default is 25 s; the ONNX dictionary for ONNX-file inputs.
+    pub fn libfuzzer_options(&self) -> String {
+        let mut options = format!(
+            "[libfuzzer]\ntimeout = {}\n",
+            self.test_seconds.ceil() as u64
+        );
+        if self.input == Input::OnnxFile {
+            options.push_str("dict = onnx.dict\n");
+        }
+        options
+    }
+
     /// Builds the target for `config`.
     pub fn build(&self, config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
         (self.build)(config).map_err(|e| format!("{}: {e}", self.name))
@@ -577,8 +592,22 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     by_name(&config.name)?.build(config)
 }
 
-/// One libFuzzer iteration of the target `name` (built on first use with
-/// [`TargetConfig::fuzzer`]; a setup failure panics naming what is missing): fired
+/// Builds the target `name` once, with [`TargetConfig::fuzzer`], from libFuzzer's
+/// initialization (so its set-up, a compiler load or a Python host start, counts against no
+/// input's time limit); a setup failure ends the process naming what is missing
+/// ([`exit_unable_to_run`]).
+pub fn fuzz_init<'t>(
+    target: &'t std::sync::OnceLock<Box<dyn FuzzTarget>>,
+    name: &str,
+) -> &'t dyn FuzzTarget {
+    target
+        .get_or_init(|| {
+            build(&TargetConfig::fuzzer(name)).unwrap_or_else(|e| exit_unable_to_run(name, &e))
+        })
+        .as_ref()
+}
+
+/// One libFuzzer iteration of the target `name` (built by [`fuzz_init`] unless it was): fired
 /// optimizations and covered Python lines go to libFuzzer's extra counters
 /// ([`crate::feedback`]; each first fired optimization is printed), and a finding panics with
 /// its signature so libFuzzer saves the input.
@@ -587,15 +616,29 @@ pub fn fuzz_one(
     name: &str,
     data: &[u8],
 ) {
-    let target = target.get_or_init(|| {
-        build(&TargetConfig::fuzzer(name)).unwrap_or_else(|e| panic!("setup of {e}"))
-    });
+    let target = fuzz_init(target, name);
     let run = target.run(data, &[], None);
     for fired in crate::feedback::observe(&run.fired) {
         eprintln!("dlcfuzz: transformer fired: {fired}");
     }
     crate::feedback::observe_lines(&run.coverage);
     assert_no_finding(run.verdict);
+}
+
+/// Ends a fuzz binary that cannot run here (a missing library, environment, compiler or
+/// device), naming what is missing, with exit status 2 and **without** libFuzzer's exit
+/// handler: the input in hand is not a finding, so no `crash-*` file may be written for it
+/// (a panic or `exit` would make libFuzzer save it as one).
+pub fn exit_unable_to_run(name: &str, why: &str) -> ! {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "dlcfuzz: the fuzz target {name} cannot run here: {why}"
+    );
+    let _ = stderr.flush();
+    // SAFETY: _exit ends the process at once; nothing of this process is used after it.
+    unsafe { libc::_exit(2) }
 }
 
 /// Panics with the signature and details of a finding, so libFuzzer saves the input.
@@ -614,9 +657,14 @@ macro_rules! fuzz_target_glue {
     ($name:literal) => {
         static TARGET: ::std::sync::OnceLock<::std::boxed::Box<dyn $crate::targets::FuzzTarget>> =
             ::std::sync::OnceLock::new();
-        libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-            $crate::targets::fuzz_one(&TARGET, $name, data);
-        });
+        libfuzzer_sys::fuzz_target!(
+            init: {
+                $crate::targets::fuzz_init(&TARGET, $name);
+            },
+            |data: &[u8]| {
+                $crate::targets::fuzz_one(&TARGET, $name, data);
+            }
+        );
         // The row's mutator, looked up once (libFuzzer mutates thousands of times a second).
         static MUTATOR: ::std::sync::OnceLock<$crate::targets::mutator::Mutator> =
             ::std::sync::OnceLock::new();
@@ -677,7 +725,8 @@ mod tests {
     /// exactly as in `fuzz/fuzz_targets/*.rs`: each macro becomes a plain function.
     mod libfuzzer_sys {
         macro_rules! fuzz_target_stub {
-            (|$data:ident: &[u8]| $body:block) => {
+            (init: $init:block, |$data:ident: &[u8]| $body:block) => {
+                pub fn glue_init() $init
                 pub fn glue_entry($data: &[u8]) $body
             };
         }
@@ -716,7 +765,9 @@ mod tests {
     #[test]
     fn the_glue_macro_runs_its_target_and_panics_on_nothing_for_a_clean_rejection() {
         // `ort_load` on garbage: a clean load error, never a finding.
+        glued::glue_init();
         glued::glue_entry(b"not an onnx model");
+        glued_graph::glue_init();
         glued_graph::glue_entry(&[9u8; 300]);
     }
 
@@ -749,6 +800,16 @@ mod tests {
             let head = &out[..CONFIG_BYTES];
             assert!(head == &a[..CONFIG_BYTES] || head == &b[..CONFIG_BYTES]);
         }
+    }
+
+    #[test]
+    fn libfuzzer_options_carry_the_rows_time_limit_and_the_dictionary_of_onnx_inputs() {
+        let options = |name| by_name(name).unwrap().libfuzzer_options();
+        assert_eq!(options("torch_compile_cpu"), "[libfuzzer]\ntimeout = 120\n");
+        assert_eq!(
+            options("ort_load"),
+            "[libfuzzer]\ntimeout = 10\ndict = onnx.dict\n"
+        );
     }
 
     #[test]

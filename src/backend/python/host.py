@@ -687,6 +687,13 @@ def hello(req, blobs):
                 import torch
 
                 versions["torch_cuda"] = torch.cuda.is_available()
+                try:
+                    from torch._inductor import cpp_builder
+
+                    versions["torch_cxx"] = cpp_builder.get_cpp_compiler()
+                except Exception as exc:  # noqa: BLE001
+                    versions["torch_cxx"] = None
+                    versions["torch_cxx_error"] = f"{type(exc).__name__}: {exc}"
             if module == "tvm":
                 import tvm
 

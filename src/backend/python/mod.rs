@@ -152,8 +152,8 @@ pub fn request_timeout() -> Duration {
 /// Where the host's packages come from and how long a request may take.
 #[derive(Clone, Debug)]
 pub struct HostConfig {
-    /// The interpreter (`DLCFUZZ_PYTHON`, else `python3`).
-    pub python: PathBuf,
+    /// The interpreter and what it needs set ([`crate::paths::python_interpreter`]).
+    pub python: crate::paths::Interpreter,
     /// Its `PYTHONPATH`: the project-local environment with torch and TVM.
     pub pythonpath: PathBuf,
     /// Longest time one request may take.
@@ -169,9 +169,7 @@ impl HostConfig {
     /// The project-local environment ([`crate::paths::python_env`]) with a timeout.
     pub fn local(timeout: Duration) -> HostConfig {
         HostConfig {
-            python: std::env::var_os("DLCFUZZ_PYTHON")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| "python3".into()),
+            python: crate::paths::python_interpreter(),
             pythonpath: crate::paths::python_env(),
             timeout,
             env: vec![
@@ -181,6 +179,18 @@ impl HostConfig {
             ],
             coverage: None,
         }
+        .with_search_path()
+    }
+
+    /// With a `PATH` when this process has none (as under `env -i`): g++, which Inductor
+    /// starts by name, then looks for its own `cc1plus` relative to the working directory
+    /// and fails.
+    fn with_search_path(mut self) -> HostConfig {
+        if std::env::var_os("PATH").is_none() {
+            self.env
+                .push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+        }
+        self
     }
 
     /// This configuration measuring the line coverage of `scope` and returning it with
@@ -242,8 +252,9 @@ impl PythonHost {
     }
 
     fn spawn(&self) -> Result<Running, HostFailure> {
-        let mut cmd = Command::new(&self.config.python);
-        cmd.arg("-c")
+        let mut cmd = Command::new(&self.config.python.program);
+        cmd.envs(self.config.python.env.iter().map(|(k, v)| (k, v)))
+            .arg("-c")
             .arg("import sys; exec(compile(sys.argv[1], 'dlcfuzz_host.py', 'exec'))")
             .arg(HOST_SOURCE)
             .env("PYTHONPATH", &self.config.pythonpath)
@@ -265,9 +276,9 @@ impl PythonHost {
                 Ok(())
             });
         }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| HostFailure::Spawn(format!("{}: {e}", self.config.python.display())))?;
+        let mut child = cmd.spawn().map_err(|e| {
+            HostFailure::Spawn(format!("{}: {e}", self.config.python.program.display()))
+        })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let mut stdout = child.stdout.take().expect("piped stdout");
         let mut stderr_pipe = child.stderr.take().expect("piped stderr");
