@@ -12,6 +12,7 @@ pub mod panic;
 pub mod python;
 pub mod torchscript;
 pub mod tract;
+pub mod tract_bisect;
 pub mod tvm;
 
 use crate::emit::onnx::OnnxModel;
@@ -93,11 +94,19 @@ pub trait Backend: Send + Sync {
         false
     }
 
-    /// Whether a finding at `level` can be narrowed to the culprit optimizations by
-    /// bisection (ONNX Runtime disables transformers by name).
-    fn bisects_culprits(&self, level: &str) -> bool {
-        let _ = level;
-        false
+    /// The culprit optimizations of a finding at `level` of `model` on `inputs`, by
+    /// bisection (ONNX Runtime: transformers disabled by name, by the script [`bisect`] writes
+    /// into the finding folder `dir`; tract: its own pass lists, [`tract_bisect`]); `None` when
+    /// nothing at `level` can be narrowed.
+    fn bisect(
+        &self,
+        dir: &std::path::Path,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: &str,
+    ) -> Option<Result<bisect::Culprits, String>> {
+        let _ = (dir, model, inputs, level);
+        None
     }
 
     /// Like [`Backend::run`], and also appends to `fired` the names of the optimizations that

@@ -297,9 +297,15 @@ impl Backend for OrtCpu {
         true
     }
 
-    fn bisects_culprits(&self, level: &str) -> bool {
+    fn bisect(
+        &self,
+        dir: &std::path::Path,
+        _model: &OnnxModel,
+        _inputs: &[&Tensor],
+        level: &str,
+    ) -> Option<Result<super::bisect::Culprits, String>> {
         // Nothing is optimized at `disable`; `process` is a dead process, not a level.
-        level != LEVELS[0] && level != "process"
+        (level != LEVELS[0] && level != "process").then(|| super::bisect::bisect(dir, level))
     }
 
     fn run(

@@ -222,6 +222,22 @@ impl Tract {
         inputs: &[&Tensor],
         level: usize,
     ) -> Result<(TypedModel, TVec<TValue>), BackendError> {
+        let (typed, feeds) = Self::typed(model, inputs)?;
+        let transform = error(Phase::Transform);
+        let typed = match level {
+            0 => typed,
+            1 => typed.into_decluttered().map_err(transform)?,
+            _ => typed.into_optimized().map_err(transform)?,
+        };
+        Ok((typed, feeds))
+    }
+
+    /// The plain typed model (level 0), with input facts fixed from `inputs`, and the inputs
+    /// as tract values in tract's input order.
+    pub(super) fn typed(
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+    ) -> Result<(TypedModel, TVec<TValue>), BackendError> {
         let mut m = parse(&model.bytes)?;
         let analysis = error(Phase::Analysis);
         let outlets = m.input_outlets().map_err(&analysis)?.to_vec();
@@ -243,17 +259,11 @@ impl Tract {
             feeds.push(to_tract(t).map_err(error(Phase::Execute))?.into_tvalue());
         }
         let typed = m.into_typed().map_err(&analysis)?;
-        let transform = error(Phase::Transform);
-        let typed = match level {
-            0 => typed,
-            1 => typed.into_decluttered().map_err(transform)?,
-            _ => typed.into_optimized().map_err(transform)?,
-        };
         Ok((typed, feeds))
     }
 
     /// Runs a compiled model and converts its outputs to the model's declared types.
-    fn execute(
+    pub(super) fn execute(
         model: &OnnxModel,
         typed: TypedModel,
         feeds: TVec<TValue>,
@@ -327,6 +337,17 @@ impl Backend for Tract {
 
     fn levels(&self) -> &'static [&'static str] {
         &LEVELS
+    }
+
+    fn bisect(
+        &self,
+        _dir: &std::path::Path,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: &str,
+    ) -> Option<Result<super::bisect::Culprits, String>> {
+        let level = LEVELS.iter().position(|l| *l == level).filter(|l| *l > 0)?;
+        Some(super::tract_bisect::culprits(model, inputs, level))
     }
 
     fn run(

@@ -10,7 +10,6 @@ use super::executor::{Executor, Request};
 use super::finding::{Envelope, Report, INPUT, MODEL, ORIGINAL_MODEL, REDUCTION_JSON};
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
-use crate::backend::bisect::bisect;
 use crate::oracle::Verdict;
 use crate::reduce::{reduce, reduction_key, Reduction};
 use std::path::{Path, PathBuf};
@@ -87,8 +86,7 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         serde_json::to_vec_pretty(&reduction).expect("serializable"),
     )
     .map_err(|e| e.to_string())?;
-    if target.bisects(&report.finding) {
-        let culprits = bisect(dir, &report.finding.level);
+    if let Some(culprits) = target.bisect(dir, &bytes, &reduction.edits, &report.finding) {
         if let Ok(c) = &culprits {
             let (_, files) = target.artifacts(&bytes, &reduction.edits, &report.finding, Some(c));
             for (name, contents) in &files {

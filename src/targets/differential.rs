@@ -90,8 +90,22 @@ impl FuzzTarget for Differential {
         }
     }
 
-    fn bisects(&self, finding: &Finding) -> bool {
-        self.pipeline.backend.bisects_culprits(&finding.level)
+    fn bisect(
+        &self,
+        dir: &Path,
+        bytes: &[u8],
+        edits: &[Edit],
+        finding: &Finding,
+    ) -> Option<Result<Culprits, String>> {
+        let case = match self.pipeline.prepare_edited(bytes, edits) {
+            Ok(case) => case,
+            Err(_) => return Some(Err("the reduced case no longer decodes".into())),
+        };
+        let model = emit(&case);
+        let inputs = Pipeline::inputs(&case, &model);
+        self.pipeline
+            .backend
+            .bisect(dir, &model, &inputs, &finding.level)
     }
 
     fn files(&self, bytes: &[u8], edits: &[Edit]) -> (Option<TestCase>, Artifacts) {

@@ -261,11 +261,18 @@ pub trait FuzzTarget: Send + Sync {
         self.files(bytes, edits)
     }
 
-    /// Whether `finding` can be narrowed to culprit optimizations by bisection
-    /// ([`crate::backend::bisect`]).
-    fn bisects(&self, finding: &crate::oracle::Finding) -> bool {
-        let _ = finding;
-        false
+    /// The culprit optimizations of `finding` (of `bytes` with reduction `edits`, whose
+    /// files are in the finding folder `dir`), by bisection ([`crate::backend::Backend::bisect`]);
+    /// `None` when the target cannot narrow it.
+    fn bisect(
+        &self,
+        dir: &Path,
+        bytes: &[u8],
+        edits: &[Edit],
+        finding: &crate::oracle::Finding,
+    ) -> Option<Result<crate::backend::bisect::Culprits, String>> {
+        let _ = (dir, bytes, edits, finding);
+        None
     }
 
     /// What the target's generator offers the compiler, for `dlcfuzz capabilities
