@@ -46,12 +46,15 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             min_nodes: 1,
-            max_nodes: 10,
+            max_nodes: Self::DEFAULT_MAX_NODES,
         }
     }
 }
 
 impl Limits {
+    /// The default most operator nodes per graph (the fuzz binaries' and campaigns' size).
+    pub const DEFAULT_MAX_NODES: usize = 10;
+
     /// Exactly `n` nodes (as far as insertion succeeds).
     pub fn exact(n: usize) -> Self {
         Limits {
