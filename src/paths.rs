@@ -49,10 +49,8 @@ pub fn ort_dylib() -> PathBuf {
     }
     .join("onnxruntime/capi")
     .join(&file);
-    match beside_exe(&format!("lib/onnxruntime/{file}")) {
-        Some(b) if !wheel.exists() && b.exists() => b,
-        _ => wheel,
-    }
+    let installed = wheel.exists();
+    local_else_out(wheel, installed, &format!("lib/onnxruntime/{file}"))
 }
 
 /// Where `scripts/setup.sh --ort VERSION` installs an ONNX Runtime release other than the
@@ -72,13 +70,11 @@ pub fn cache_dir() -> PathBuf {
         return PathBuf::from(dir);
     }
     let deps = deps_dir();
-    match beside_exe("lib/cache") {
-        Some(b) if !deps.exists() && b.exists() => b,
-        _ => deps
-            .parent()
-            .map(|p| p.join("cache"))
-            .unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache")),
-    }
+    let local = deps
+        .parent()
+        .map(|p| p.join("cache"))
+        .unwrap_or_else(|| PathBuf::from(".dlcfuzz-cache"));
+    local_else_out(local, deps.exists(), "lib/cache")
 }
 
 /// The `python3` interpreter used for checks, with [`deps_dir`] on its `PYTHONPATH`.
@@ -93,7 +89,7 @@ pub fn python() -> std::process::Command {
 /// The Python environment of the Python-hosted compilers (full `torch` and `apache-tvm`):
 /// `DLCFUZZ_PYTHON_ENV`, else `.deps/python` beside [`deps_dir`], else (on a fuzzing cluster,
 /// where there is no `.deps`) `lib/python` beside the executable, which `oss-fuzz/build.sh`
-/// fills with the CPU part of that environment.
+/// fills with that environment less Triton.
 pub fn python_env() -> PathBuf {
     if let Some(dir) = std::env::var_os("DLCFUZZ_PYTHON_ENV") {
         return PathBuf::from(dir);
@@ -102,10 +98,8 @@ pub fn python_env() -> PathBuf {
         .parent()
         .map(|p| p.join("python"))
         .unwrap_or_else(|| PathBuf::from(".deps/python"));
-    match beside_exe("lib/python") {
-        Some(b) if !local.exists() && b.exists() => b,
-        _ => local,
-    }
+    let installed = local.exists();
+    local_else_out(local, installed, "lib/python")
 }
 
 /// The interpreter that runs the Python-hosted compilers, with the environment it needs.
@@ -143,6 +137,16 @@ pub fn python_interpreter() -> Interpreter {
             program: "python3".into(),
             env: Vec::new(),
         },
+    }
+}
+
+/// `local` (a project-local install), unless it is not `installed` and `relative` exists
+/// beside the executable: there `oss-fuzz/build.sh` puts the same thing in `$OUT`, for a
+/// fuzzing cluster that has no `.deps`.
+fn local_else_out(local: PathBuf, installed: bool, relative: &str) -> PathBuf {
+    match beside_exe(relative) {
+        Some(out) if !installed && out.exists() => out,
+        _ => local,
     }
 }
 

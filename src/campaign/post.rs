@@ -86,7 +86,7 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         serde_json::to_vec_pretty(&reduction).expect("serializable"),
     )
     .map_err(|e| e.to_string())?;
-    if let Some(culprits) = target.bisect(dir, &bytes, &reduction.edits, &report.finding) {
+    if let Some(culprits) = target.bisect(dir, case.as_ref(), &report.finding) {
         if let Ok(c) = &culprits {
             let (_, files) = target.artifacts(&bytes, &reduction.edits, &report.finding, Some(c));
             for (name, contents) in &files {

@@ -93,16 +93,14 @@ impl FuzzTarget for Differential {
     fn bisect(
         &self,
         dir: &Path,
-        bytes: &[u8],
-        edits: &[Edit],
+        case: Option<&TestCase>,
         finding: &Finding,
     ) -> Option<Result<Culprits, String>> {
-        let case = match self.pipeline.prepare_edited(bytes, edits) {
-            Ok(case) => case,
-            Err(_) => return Some(Err("the reduced case no longer decodes".into())),
+        let Some(case) = case else {
+            return Some(Err("the reduced case no longer decodes".into()));
         };
-        let model = emit(&case);
-        let inputs = Pipeline::inputs(&case, &model);
+        let model = emit(case);
+        let inputs = Pipeline::inputs(case, &model);
         self.pipeline
             .backend
             .bisect(dir, &model, &inputs, &finding.level)

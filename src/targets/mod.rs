@@ -261,17 +261,17 @@ pub trait FuzzTarget: Send + Sync {
         self.files(bytes, edits)
     }
 
-    /// The culprit optimizations of `finding` (of `bytes` with reduction `edits`, whose
-    /// files are in the finding folder `dir`), by bisection ([`crate::backend::Backend::bisect`]);
-    /// `None` when the target cannot narrow it.
+    /// The culprit optimizations of `finding`, whose reduced files are in the finding folder
+    /// `dir`, by bisection ([`crate::backend::Backend::bisect`]) of its reduced `case` (as
+    /// [`artifacts`](Self::artifacts) returned it: `None` when the reduced input no longer
+    /// decodes); `None` when the target cannot narrow it.
     fn bisect(
         &self,
         dir: &Path,
-        bytes: &[u8],
-        edits: &[Edit],
+        case: Option<&TestCase>,
         finding: &crate::oracle::Finding,
     ) -> Option<Result<crate::backend::bisect::Culprits, String>> {
-        let _ = (dir, bytes, edits, finding);
+        let _ = (dir, case, finding);
         None
     }
 

@@ -198,11 +198,10 @@ impl TorchCompileHarness {
         if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
             return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
         }
-        if device == "cpu" && versions["torch_cxx"].is_null() {
-            return Err(format!(
-                "torch_compile_cpu needs the C++ compiler Inductor builds its kernels with (g++, or $CXX), and the Python host finds none ({}); a fuzzing cluster's runner image needs g++ installed",
-                versions["torch_cxx_error"].as_str().unwrap_or("unknown error")
-            ));
+        if device == "cpu" {
+            host.inductor_cxx().map_err(|e| format!(
+                "torch_compile_cpu needs the C++ compiler Inductor builds its kernels with (g++, or $CXX), and the Python host finds none ({e}); a fuzzing cluster's runner image needs g++ installed"
+            ))?;
         }
         Ok(TorchCompileHarness {
             info: super::by_name(&format!("torch_compile_{device}"))?,

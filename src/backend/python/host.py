@@ -687,13 +687,6 @@ def hello(req, blobs):
                 import torch
 
                 versions["torch_cuda"] = torch.cuda.is_available()
-                try:
-                    from torch._inductor import cpp_builder
-
-                    versions["torch_cxx"] = cpp_builder.get_cpp_compiler()
-                except Exception as exc:  # noqa: BLE001
-                    versions["torch_cxx"] = None
-                    versions["torch_cxx_error"] = f"{type(exc).__name__}: {exc}"
             if module == "tvm":
                 import tvm
 
@@ -701,6 +694,15 @@ def hello(req, blobs):
         except Exception as exc:  # noqa: BLE001
             versions[module] = None
             versions[module + "_error"] = f"{type(exc).__name__}: {exc}"
+    if req.get("inductor_cxx"):
+        # Only when asked: importing Inductor costs a second of start-up.
+        try:
+            from torch._inductor import cpp_builder
+
+            versions["inductor_cxx"] = cpp_builder.get_cpp_compiler()
+        except Exception as exc:  # noqa: BLE001
+            versions["inductor_cxx"] = None
+            versions["inductor_cxx_error"] = f"{type(exc).__name__}: {exc}"
     return {"versions": versions}, Blobs()
 
 

@@ -392,6 +392,26 @@ impl PythonHost {
         }
         Ok(versions)
     }
+
+    /// The C++ compiler Inductor builds its CPU kernels with (g++, or `$CXX`), or why the
+    /// host finds none.
+    pub fn inductor_cxx(&mut self) -> Result<String, String> {
+        let response = self
+            .call(&Frame::new(
+                json!({"op": "hello", "modules": [], "inductor_cxx": true}),
+            ))
+            .map_err(|e| e.to_string())?;
+        let versions = &response.header["versions"];
+        versions["inductor_cxx"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| {
+                versions["inductor_cxx_error"]
+                    .as_str()
+                    .unwrap_or("unknown error")
+                    .to_string()
+            })
+    }
 }
 
 impl Drop for PythonHost {
