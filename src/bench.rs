@@ -362,7 +362,14 @@ struct PatternTally {
     /// Per pass: (tests whose splice targets it and whose transformer is known, of those
     /// the tests in which it fired).
     triggered: BTreeMap<String, (usize, usize)>,
+    /// The transformer each pass shows itself by.
+    transformers: BTreeMap<String, String>,
+    /// Where to write the models whose targeted pass did not fire, and how many per pass.
+    misses: Option<(std::path::PathBuf, BTreeMap<String, usize>)>,
 }
+
+/// Models kept per pass by `bench patterns --misses`.
+const MISSES_PER_PASS: usize = 3;
 
 impl PatternTally {
     fn add(&mut self, run: &TestRun, reference_level: &str) {
@@ -380,23 +387,65 @@ impl PatternTally {
             if !seen.insert(s.pass.clone()) {
                 continue;
             }
+            self.transformers.insert(s.pass.clone(), t.clone());
             let entry = self.triggered.entry(s.pass.clone()).or_default();
             entry.0 += 1;
-            entry.1 += usize::from(run.fired.contains(t));
+            let fired = run.fired.contains(t);
+            entry.1 += usize::from(fired);
+            if !fired {
+                self.keep_miss(run, &s.pattern, &s.pass);
+            }
         }
     }
 
-    fn summary(&mut self, elapsed: Duration) -> Value {
+    /// Writes the model of a test whose pattern `pattern` did not fire `pass`, with what did
+    /// fire, while the pass has fewer than [`MISSES_PER_PASS`] kept.
+    fn keep_miss(&mut self, run: &TestRun, pattern: &str, pass: &str) {
+        let Some((dir, kept)) = &mut self.misses else {
+            return;
+        };
+        let n = kept.entry(pass.to_string()).or_default();
+        if *n >= MISSES_PER_PASS {
+            return;
+        }
+        *n += 1;
+        let stem = dir.join(format!("{pass}_{n}"));
+        let note = json!({ "pattern": pattern, "pass": pass, "fired": run.fired });
+        let written = std::fs::write(stem.with_extension("onnx"), &run.model.bytes)
+            .and_then(|()| std::fs::write(stem.with_extension("json"), note.to_string()));
+        if let Err(e) = written {
+            eprintln!("dlcfuzz: writing {}: {e}", stem.display());
+        }
+    }
+
+    /// The summary; `registered` lists the transformers the session runs (when the backend
+    /// reports them): a pass whose transformer is not among them cannot fire and is counted
+    /// apart.
+    fn summary(&mut self, elapsed: Duration, registered: Option<&[String]>) -> Value {
         self.stats.finish(elapsed);
         let stats = &self.stats;
         let n = stats.tests.max(1) as f64;
-        let (targeted, fired) = self
-            .triggered
-            .values()
-            .fold((0, 0), |(a, b), (t, f)| (a + t, b + f));
+        let runs = |pass: &String| {
+            registered.is_none_or(|r| self.transformers.get(pass).is_some_and(|t| r.contains(t)))
+        };
+        let rate = |include: &dyn Fn(&String) -> bool| {
+            let (targeted, fired) = self
+                .triggered
+                .iter()
+                .filter(|(p, _)| include(p))
+                .fold((0, 0), |(a, b), (_, (t, f))| (a + t, b + f));
+            fired as f64 / targeted.max(1) as f64
+        };
         let per_pass: BTreeMap<&String, String> = self
             .triggered
             .iter()
+            .filter(|(p, _)| runs(p))
+            .map(|(p, (t, f))| (p, format!("{f}/{t}")))
+            .collect();
+        let not_run: BTreeMap<&String, String> = self
+            .triggered
+            .iter()
+            .filter(|(p, _)| !runs(p))
             .map(|(p, (t, f))| (p, format!("{f}/{t}")))
             .collect();
         json!({
@@ -406,8 +455,10 @@ impl PatternTally {
             "mean_nodes": stats.mean_nodes,
             "valid_fraction": stats.valid_fraction,
             "numerically_valid_fraction": stats.valid_fraction - stats.non_finite_fraction,
-            "optimization_triggering_rate": fired as f64 / targeted.max(1) as f64,
+            "optimization_triggering_rate": rate(&runs),
             "triggered_per_pass": per_pass,
+            "rate_including_passes_not_run": rate(&|_| true),
+            "passes_not_run_by_the_session": not_run,
             "tests_per_s": stats.tests_per_s,
             "findings": stats.signatures,
             "invalid_samples": stats.sample_skips,
@@ -417,15 +468,21 @@ impl PatternTally {
 
 /// Pattern synthesis on `backend` (ONNX Runtime: it reports fired transformers): splice
 /// success, validity of the synthesized models, and the optimization-triggering rate (the
-/// spliced pattern's pass fired at some level), over `count` cases of `library`.
+/// spliced pattern's pass fired at some level), over `count` cases of `library`; passes the
+/// session does not run are counted apart. With `misses`, the first models whose targeted
+/// pass did not fire are written there, per pass.
 pub fn patterns(
     backend: Box<dyn Backend>,
     library: Library,
     count: usize,
     seed: u64,
     max_nodes: usize,
+    misses: Option<&std::path::Path>,
     tick: &dyn Fn(),
-) -> Value {
+) -> Result<Value, String> {
+    if let Some(dir) = misses {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
     let limits = Limits {
         min_nodes: 1,
         max_nodes,
@@ -433,13 +490,19 @@ pub fn patterns(
     let pipeline = Pipeline::probed(backend, limits).with_patterns(library);
     let reference_level = pipeline.backend.levels()[0];
     let mut next = random_inputs(seed, HEADER_BYTES + recipe_len(max_nodes));
-    let mut tally = PatternTally::default();
+    let mut tally = PatternTally {
+        misses: misses.map(|d| (d.to_path_buf(), BTreeMap::new())),
+        ..PatternTally::default()
+    };
+    let mut registered = None;
     let start = Instant::now();
     for _ in 0..count {
-        tally.add(&pipeline.test(&next()), reference_level);
+        let run = pipeline.test(&next());
+        tally.add(&run, reference_level);
+        registered = registered.or_else(|| pipeline.backend.optimizations(&run.model));
         tick();
     }
-    tally.summary(start.elapsed())
+    Ok(tally.summary(start.elapsed(), registered.as_deref()))
 }
 
 /// The menu a `gen` command draws from: every spec, or what `backend` supports.
@@ -604,6 +667,10 @@ pub enum BenchCommand {
         /// Most operator nodes of the seed graph.
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
+        /// Writes the first models whose targeted pass did not fire into this folder (a few
+        /// per pass, each with a JSON note of what fired instead).
+        #[arg(long)]
+        misses: Option<std::path::PathBuf>,
     },
     /// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
     /// with structural repair (each round with the budget), on the same graphs, each result
@@ -679,14 +746,16 @@ impl BenchCommand {
                 count,
                 seed,
                 max_nodes,
+                misses,
             } => patterns(
                 ort()?,
                 Library::named(&library)?,
                 count,
                 seed,
                 max_nodes,
+                misses.as_deref(),
                 tick,
-            ),
+            )?,
         })
     }
 }

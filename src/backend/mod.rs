@@ -122,6 +122,14 @@ pub trait Backend: Send + Sync {
         let _ = fired;
         self.run(model, inputs, level)
     }
+
+    /// Every optimization that compiling `model` at the highest level runs, whether it changes
+    /// the model or not (ONNX Runtime's registered graph transformers), or `None` when the
+    /// backend does not report them. What is not listed cannot fire in this build and session.
+    fn optimizations(&self, model: &OnnxModel) -> Option<Vec<String>> {
+        let _ = model;
+        None
+    }
 }
 
 /// One row of [`BACKENDS`].

@@ -345,14 +345,37 @@ impl Backend for OrtCpu {
             inputs,
         )
     }
+
+    fn optimizations(&self, model: &OnnxModel) -> Option<Vec<String>> {
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+        let sink = Arc::clone(&log);
+        let logger: LoggerFunction = Arc::new(move |_level, _category, _id, _location, message| {
+            if let Some((name, _)) = transformer_outcome(message) {
+                sink.lock().expect("logger lock").push(name.to_string());
+            }
+        });
+        self.session(&model.bytes, LEVELS.len() - 1, Some(logger))
+            .ok()?;
+        let mut names = log.lock().expect("logger lock").clone();
+        names.sort();
+        names.dedup();
+        Some(names)
+    }
 }
 
 /// The transformer named by an ONNX Runtime log line `GraphTransformer <Name> modified: 1 …`,
 /// when it says the transformer changed the graph.
 pub fn modified_transformer(message: &str) -> Option<&str> {
+    let (name, modified) = transformer_outcome(message)?;
+    modified.then_some(name)
+}
+
+/// The transformer a `GraphTransformer <Name> modified: <0|1> …` log line names, and whether
+/// it changed the graph.
+fn transformer_outcome(message: &str) -> Option<(&str, bool)> {
     let rest = message.strip_prefix("GraphTransformer ")?;
     let (name, outcome) = rest.split_once(" modified: ")?;
-    outcome.starts_with('1').then_some(name)
+    Some((name, outcome.starts_with('1')))
 }
 
 /// Runs a compiled session on `inputs` and converts its outputs to the model's output types.

@@ -11,7 +11,7 @@ use crate::sym::vars::VarTable;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use petgraph::stable_graph::NodeIndex;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest dimension of a placeholder.
 pub const MAX_LEAF_DIM: i64 = 8;
@@ -34,6 +34,9 @@ pub struct Generated {
     /// Placeholders that must become weights (pattern constants), with a fixed value where
     /// the pattern gives one.
     pub constants: BTreeMap<NodeIndex, Option<f64>>,
+    /// Placeholders that must become inputs, so that what reads them is not constant-folded
+    /// away (the inputs of a spliced pattern).
+    pub live: BTreeSet<NodeIndex>,
 }
 
 /// A choice in `[0, n)` from the bytes, shifted by the attempt number so that retries on
@@ -92,6 +95,16 @@ enum Operand {
     Fresh(ValueDomain),
 }
 
+/// What a planned insertion imposes on the attributes its spec drew: it rewrites them and
+/// returns extra requirements, or `None` when this draw cannot take them.
+pub(crate) type AdjustAttrs<'a> =
+    dyn Fn(&mut crate::ops::SymAttrs, &[SymTensor]) -> Option<Vec<Bool>> + 'a;
+
+/// Leaves the drawn attributes as they are.
+pub(crate) fn as_drawn(_: &mut crate::ops::SymAttrs, _: &[SymTensor]) -> Option<Vec<Bool>> {
+    Some(Vec::new())
+}
+
 /// A planned operand of [`Generator::insert_planned`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Plan {
@@ -118,6 +131,11 @@ pub(crate) struct Generator<'m> {
     pub(crate) domains: BTreeMap<NodeIndex, ValueDomain>,
     /// Placeholders that must become weights, with a fixed value where given.
     pub(crate) constants: BTreeMap<NodeIndex, Option<f64>>,
+    /// Placeholders that must become inputs.
+    pub(crate) live: BTreeSet<NodeIndex>,
+    /// Nodes of spliced patterns: what they read inside their pattern is not offered to later
+    /// splices, which would add consumers a pass checks for.
+    pub(crate) sealed: BTreeSet<NodeIndex>,
 }
 
 /// Generates a graph of about `target` op nodes from the recipe's step chunks.
@@ -134,6 +152,8 @@ impl<'m> Generator<'m> {
             placeholders: Vec::new(),
             domains: BTreeMap::new(),
             constants: BTreeMap::new(),
+            live: BTreeSet::new(),
+            sealed: BTreeSet::new(),
         };
         let empty: Vec<u8> = Vec::new();
         let chunk = |i: usize| recipe.steps.get(i).unwrap_or(&empty);
@@ -155,12 +175,39 @@ impl<'m> Generator<'m> {
             graph: self.graph,
             domains: self.domains,
             constants: self.constants,
+            live: self.live,
         }
     }
 
     /// Marks placeholder `p` as a constant (a weight), with a fixed value where given.
     pub(crate) fn make_constant(&mut self, p: NodeIndex, value: Option<f64>) {
         self.constants.insert(p, value);
+    }
+
+    /// The first placeholder `v` reads (itself, or one upstream) that is not a pattern
+    /// constant: `v` is constant-folded unless it becomes an input.
+    fn free_placeholder(&self, v: ValueRef) -> Option<NodeIndex> {
+        let graph = petgraph::visit::Reversed(self.graph.inner());
+        let mut upstream = petgraph::visit::Dfs::new(graph, v.node);
+        while let Some(n) = upstream.next(graph) {
+            if self.placeholders.contains(&n) && !self.constants.contains_key(&n) {
+                return Some(n);
+            }
+        }
+        None
+    }
+
+    /// Whether `v` can depend on a graph input ([`Generator::make_live`] then makes it so).
+    pub(crate) fn can_be_live(&self, v: ValueRef) -> bool {
+        self.free_placeholder(v).is_some()
+    }
+
+    /// Makes `v` depend on a graph input: the first placeholder it reads that is not a
+    /// pattern constant must become an input.
+    pub(crate) fn make_live(&mut self, v: ValueRef) {
+        if let Some(p) = self.free_placeholder(v) {
+            self.live.insert(p);
+        }
     }
 
     /// Turns placeholder `p` into the op `op` fed by `inputs` (a bridge); `p` stops being a
@@ -175,6 +222,7 @@ impl<'m> Generator<'m> {
         self.placeholders.retain(|q| *q != p);
         self.domains.remove(&p);
         self.constants.remove(&p);
+        self.live.remove(&p);
         self.graph.replace_placeholder(p, op, outputs, inputs);
     }
 }
@@ -297,7 +345,7 @@ impl Generator<'_> {
                 operands.push(Operand::Fresh(domains[i]));
             }
         }
-        self.solve_and_add(u, entry.spec, &choice, vars, inputs, &operands)
+        self.solve_and_add(u, (entry.spec, &choice), vars, inputs, &operands, &as_drawn)
             .is_some()
     }
 
@@ -311,6 +359,7 @@ impl Generator<'_> {
         spec: crate::ops::SpecId,
         choice: &Choice,
         plans: &[Plan],
+        adjust: &AdjustAttrs,
     ) -> Option<(NodeIndex, Vec<ValueRef>)> {
         let like: Option<Vec<usize>> = plans.iter().find_map(|p| match p {
             Plan::Existing(v) => Some(self.graph.ty(*v).shape.clone()),
@@ -340,20 +389,21 @@ impl Generator<'_> {
                 }
             }
         }
-        let node = self.solve_and_add(u, spec, choice, vars, inputs, &operands)?;
+        let node = self.solve_and_add(u, (spec, choice), vars, inputs, &operands, adjust)?;
         Some((node, self.graph.inputs_of(node)))
     }
 
-    /// Draws the attributes of an insertion, solves its constraints and, when they hold, adds
-    /// the node (and placeholders for its fresh operands).
+    /// Draws the attributes of an insertion of `(spec, choice)`, adjusts them, solves its
+    /// constraints and, when they hold, adds the node (and placeholders for its fresh
+    /// operands).
     fn solve_and_add(
         &mut self,
         u: &mut Unstructured,
-        spec_id: crate::ops::SpecId,
-        choice: &Choice,
+        (spec_id, choice): (crate::ops::SpecId, &Choice),
         mut vars: VarTable,
         inputs: Vec<SymTensor>,
         operands: &[Operand],
+        adjust: &AdjustAttrs,
     ) -> Option<NodeIndex> {
         let spec = &*registry()[spec_id];
         let mut cx = AttrCx {
@@ -363,9 +413,11 @@ impl Generator<'_> {
             class: choice.class,
             out_rank: None,
         };
-        let attrs = spec.attrs(&mut cx, &inputs);
+        let mut attrs = spec.attrs(&mut cx, &inputs);
+        let pinned = adjust(&mut attrs, &inputs)?;
         let outs = spec.type_transfer(&attrs, &inputs);
         let mut reqs = spec.requires(&attrs, &inputs);
+        reqs.extend(pinned);
         reqs.extend(output_bounds(&outs));
         let env = vars.solve(&reqs)?;
         let resolved = Resolved::new(spec_id, choice, &attrs, &inputs, &outs, &env)?;

@@ -28,8 +28,10 @@ pub const CONFIG_BYTES: usize = 40;
 /// header). Bump it whenever the same bytes may decode to a different test case: saved
 /// inputs carry it (`target.json` in finding folders, `corpus/envelopes/`), and replay warns
 /// when it differs. Version 7: the torch surface (torch_compile_* programs) and torch forms
-/// on more element-wise declarations (torchscript_* menus).
-pub const DECODER_VERSION: u32 = 7;
+/// on more element-wise declarations (torchscript_* menus). Version 8: pattern splices keep
+/// what their pass matches on (pins), read inputs that are not constant-folded, and feed the
+/// pattern's result to a consumer.
+pub const DECODER_VERSION: u32 = 8;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 
@@ -209,7 +211,8 @@ impl TestCase {
     }
 
     /// Decides which placeholders of a generated graph become inputs and which weights (from
-    /// the recipe's bytes; pattern constants are always weights), and samples their values.
+    /// the recipe's bytes; pattern constants are always weights, live placeholders always
+    /// inputs), and samples their values.
     pub(crate) fn from_generated(recipe: &Recipe, out: insert::Generated) -> TestCase {
         let config = &recipe.config;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.value_seed);
@@ -228,8 +231,10 @@ impl TestCase {
             let last = i + 1 == leaves.len();
             let constant = out.constants.get(leaf).copied();
             // The last leaf is an input when none is yet, so every model has one.
-            let weight =
-                constant.is_some() || (weight_roll < config.weight_chance && (any_input || !last));
+            let weight = constant.is_some()
+                || (weight_roll < config.weight_chance
+                    && (any_input || !last)
+                    && !out.live.contains(leaf));
             any_input |= !weight;
             let node = graph.node_mut(*leaf);
             node.kind = if weight {

@@ -11,10 +11,20 @@ use crate::sym::{Bool, Int};
 /// The quantized types (`T2` of both ops).
 const QUANTIZED: [DType; 2] = [DType::U8, DType::I8];
 
+/// Smallest and largest power-of-two exponent of a scale.
+const SCALE_EXPONENTS: (i64, i64) = (-4, 1);
+
+/// The scale our specs use for a wanted scale `value`: the nearest power of two in
+/// `[1/16, 2]` (equal wanted scales stay equal).
+pub fn nearest_scale(value: f64) -> f64 {
+    let exponent = value.abs().max(f64::MIN_POSITIVE).log2().round() as i64;
+    2f64.powi(exponent.clamp(SCALE_EXPONENTS.0, SCALE_EXPONENTS.1) as i32)
+}
+
 /// A power-of-two scale in `[1/16, 2]` and a zero point of `quantized` near the middle of its
 /// range, from the bytes.
 fn scale_and_zero_point(cx: &mut AttrCx, quantized: DType) -> Vec<ConstInput<Int>> {
-    let scale = 2f64.powi(cx.pick(-4, 1) as i32);
+    let scale = 2f64.powi(cx.pick(SCALE_EXPONENTS.0, SCALE_EXPONENTS.1) as i32);
     let zero_point = if quantized == DType::U8 {
         cx.pick(96, 160)
     } else {

@@ -6,7 +6,9 @@
 //! value; other constants (weights, BatchNormalization statistics) are initializers with
 //! values from the value search.
 
-use super::{transformer_for_pass, Granularity, Library, Pattern, PatternNode, Source};
+use super::{
+    transformer_for_pass, Granularity, Library, Pattern, PatternNode, Pin, PinValue, Source,
+};
 
 /// Builds one pattern's nodes.
 #[derive(Default)]
@@ -26,12 +28,56 @@ impl Builder {
             op: op.into(),
             class: class.map(str::to_string),
             inputs: inputs.to_vec(),
+            pins: Vec::new(),
         });
         Source::Node {
             node: self.nodes.len() - 1,
             output: 0,
         }
     }
+}
+
+impl Builder {
+    /// Pins what the pass matches on to the node added last.
+    fn pin(&mut self, pins: &[Pin]) {
+        let last = self.nodes.last_mut().expect("pins follow a node");
+        last.pins.extend_from_slice(pins);
+    }
+}
+
+/// Data input `slot` has rank `rank`.
+fn rank(slot: usize, rank: usize) -> Pin {
+    Pin::Rank { slot, rank }
+}
+
+/// The last axis, for a constant operand holding axes.
+fn last_axis_operand() -> Pin {
+    Pin::Const {
+        slot: 0,
+        value: PinValue::Axes(vec![-1]),
+    }
+}
+
+/// The named attribute pinned to `value`.
+fn attr(name: &str, value: PinValue) -> Pin {
+    Pin::Attr {
+        name: name.into(),
+        value,
+    }
+}
+
+/// A Q/DQ node's scale and zero point (equal in a pair, as the QDQ transformers require).
+fn qdq(scale: f64, zero_point: f64) -> [Pin; 2] {
+    [
+        Pin::Const {
+            slot: 0,
+            value: PinValue::Float(scale),
+        },
+        Pin::Const {
+            slot: 1,
+            value: PinValue::Float(zero_point),
+        },
+    ]
 }
 
 /// Pattern input `k`.
@@ -49,6 +95,24 @@ fn k(v: f64) -> Source {
     Source::Const(Some(v))
 }
 
+/// A `Transpose` permutation.
+fn perm(p: &[i64]) -> Pin {
+    attr("perm", PinValue::Ints(p.to_vec()))
+}
+
+/// Q → DQ → Q → DQ, each pair with one scale and zero point (the zero point's value decides
+/// the quantized type: 128 is `uint8` only).
+fn double_qdq(b: &mut Builder, zero_point: f64) {
+    let q = b.op("QuantizeLinear", &[x(0)]);
+    b.pin(&qdq(0.5, zero_point));
+    let d = b.op("DequantizeLinear", &[q]);
+    b.pin(&qdq(0.5, zero_point));
+    let q2 = b.op("QuantizeLinear", &[d]);
+    b.pin(&qdq(0.25, zero_point));
+    b.op("DequantizeLinear", &[q2]);
+    b.pin(&qdq(0.25, zero_point));
+}
+
 /// One built-in pattern: its name, the pass it targets, and how to build it.
 type Entry = (&'static str, &'static str, fn(&mut Builder));
 
@@ -59,11 +123,15 @@ const ENTRIES: &[Entry] = &[
     }),
     ("conv_add_const", "ConvAddFusion", |b| {
         let c = b.op("Conv", &[x(0), w()]);
+        b.pin(&[rank(0, 4)]);
         b.op("Add", &[c, w()]);
+        b.pin(&[rank(1, 3), Pin::PerChannel { slot: 1 }]);
     }),
     ("conv_mul_const", "ConvMulFusion", |b| {
         let c = b.op("Conv", &[x(0), w()]);
+        b.pin(&[rank(0, 4)]);
         b.op("Mul", &[c, w()]);
+        b.pin(&[rank(1, 3), Pin::PerChannel { slot: 1 }]);
     }),
     ("conv_relu", "ConvActivationFusion", |b| {
         let c = b.op("Conv", &[x(0), w(), w()]);
@@ -87,12 +155,16 @@ const ENTRIES: &[Entry] = &[
     }),
     ("conv_add_relu", "ConvAddActivationFusion", |b| {
         let c = b.op("Conv", &[x(0), w(), w()]);
+        b.pin(&[rank(0, 4)]);
         let a = b.op("Add", &[c, x(1)]);
+        b.pin(&[Pin::SameShape { a: 0, b: 1 }]);
         b.op("Relu", &[a]);
     }),
     ("matmul_add", "MatMulAddFusion", |b| {
         let m = b.op("MatMul", &[x(0), w()]);
+        b.pin(&[rank(0, 2), rank(1, 2)]);
         b.op("Add", &[m, w()]);
+        b.pin(&[rank(1, 1)]);
     }),
     ("matmul_scale_after", "MatMulScaleFusion", |b| {
         let m = b.op("MatMul", &[x(0), x(1)]);
@@ -140,19 +212,30 @@ const ENTRIES: &[Entry] = &[
         b.op("Mul", &[x(0), g]);
     }),
     ("layer_norm", "LayerNormFusionL1", |b| {
+        let keep = attr("keepdims", PinValue::Int(1));
         let mean = b.op("ReduceMean", &[x(0)]);
+        b.pin(&[last_axis_operand(), keep.clone()]);
         let centered = b.op("Sub", &[x(0), mean]);
         let square = b.op("Pow", &[centered.clone(), k(2.0)]);
         let var = b.op("ReduceMean", &[square]);
+        b.pin(&[last_axis_operand(), keep]);
         let eps = b.op("Add", &[var, k(1e-5)]);
         let std = b.op("Sqrt", &[eps]);
         let normed = b.op("Div", &[centered, std]);
         let scaled = b.op("Mul", &[normed, w()]);
+        b.pin(&[rank(1, 1)]);
         b.op("Add", &[scaled, w()]);
+        b.pin(&[rank(1, 1)]);
     }),
     ("skip_layer_norm", "SkipLayerNormFusion", |b| {
         let s = b.op("Add", &[x(0), x(1)]);
+        b.pin(&[rank(0, 3), Pin::SameShape { a: 0, b: 1 }]);
         b.op("LayerNormalization", &[s, w(), w()]);
+        b.pin(&[
+            attr("axis", PinValue::Axes(vec![-1])),
+            rank(1, 1),
+            rank(2, 1),
+        ]);
     }),
     ("relu_clip", "FuseReluClip", |b| {
         let r = b.op("Relu", &[x(0)]);
@@ -160,32 +243,40 @@ const ENTRIES: &[Entry] = &[
     }),
     ("transpose_transpose", "TransposeOptimizer", |b| {
         let t = b.op("Transpose", &[x(0)]);
+        b.pin(&[rank(0, 3), perm(&[1, 2, 0])]);
         b.op("Transpose", &[t]);
+        b.pin(&[perm(&[2, 0, 1])]);
     }),
     ("transpose_unary_transpose", "TransposeOptimizer", |b| {
         let t = b.op("Transpose", &[x(0)]);
+        b.pin(&[rank(0, 3), perm(&[0, 2, 1])]);
         let r = b.op("Relu", &[t]);
         b.op("Transpose", &[r]);
+        b.pin(&[perm(&[0, 2, 1])]);
     }),
     ("transpose_matmul", "MatmulTransposeFusion", |b| {
         let t = b.op("Transpose", &[x(0)]);
+        b.pin(&[rank(0, 3), perm(&[0, 2, 1])]);
         b.op("MatMul", &[t, x(1)]);
+        b.pin(&[rank(1, 3)]);
     }),
     ("transpose_gemm", "GemmTransposeFusion", |b| {
         let t = b.op("Transpose", &[x(0)]);
+        b.pin(&[rank(0, 2), perm(&[1, 0])]);
         b.op("Gemm", &[t, x(1)]);
     }),
     ("reshape_reshape", "ReshapeFusion", |b| {
         let r = b.op("Reshape", &[x(0)]);
         b.op("Reshape", &[r]);
     }),
-    ("flatten_reshape", "ReshapeFusion", |b| {
-        let r = b.op("Flatten", &[x(0)]);
-        b.op("Reshape", &[r]);
+    ("reshape_squeeze", "ReshapeFusion", |b| {
+        let r = b.op("Reshape", &[x(0)]);
+        b.op("Squeeze", &[r]);
     }),
-    ("cast_cast", "CastElimination", |b| {
+    ("cast_same_type", "CastElimination", |b| {
         let c = b.op("Cast", &[x(0)]);
-        b.op("Cast", &[c]);
+        b.pin(&[Pin::KeepsDtype]);
+        b.op("Relu", &[c]);
     }),
     ("cast_chain", "RemoveDuplicateCastTransformer", |b| {
         let c = b.op("Cast", &[x(0)]);
@@ -201,12 +292,12 @@ const ENTRIES: &[Entry] = &[
         let j = b.op("Identity", &[i]);
         b.op("Add", &[j, x(1)]);
     }),
-    ("unsqueeze_const", "UnsqueezeElimination", |b| {
-        let u = b.op("Unsqueeze", &[w()]);
-        b.op("Add", &[u, x(0)]);
-    }),
     ("expand_noop", "ExpandElimination", |b| {
         let e = b.op("Expand", &[x(0)]);
+        b.pin(&[Pin::Const {
+            slot: 0,
+            value: PinValue::Ones,
+        }]);
         b.op("Relu", &[e]);
     }),
     ("div_mul", "DivMulFusion", |b| {
@@ -235,11 +326,11 @@ const ENTRIES: &[Entry] = &[
             b.op("Add", &[a, c]);
         },
     ),
-    ("qdq_pair", "DoubleQDQPairsRemover", |b| {
-        let q = b.op("QuantizeLinear", &[x(0)]);
-        let d = b.op("DequantizeLinear", &[q]);
-        let q2 = b.op("QuantizeLinear", &[d]);
-        b.op("DequantizeLinear", &[q2]);
+    ("qdq_pair_uint8", "DoubleQDQPairsRemover", |b| {
+        double_qdq(b, 128.0)
+    }),
+    ("qdq_pair_int8", "DoubleQDQPairsRemover", |b| {
+        double_qdq(b, -3.0)
     }),
     ("qdq_relu", "QDQSelectorActionTransformer", |b| {
         let q = b.op("QuantizeLinear", &[x(0)]);

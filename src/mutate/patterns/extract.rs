@@ -13,7 +13,7 @@
 //! are dropped and counted by reason; identical abstract patterns of one pass are merged.
 
 use super::{data_arities, specs_for, transformer_for_pass, Granularity, Library, Pattern};
-use super::{PatternNode, Source, LIBRARY_VERSION};
+use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
 use crate::ops::registry;
 use crate::reference::onnx_models::tensor_from_proto;
@@ -29,15 +29,148 @@ pub const MAX_PATTERN_NODES: usize = 16;
 enum Producer {
     /// Output `output` of node `node` (index into the graph's nodes).
     Node { node: usize, output: usize },
-    /// An initializer or a `Constant` output, with its value when a float scalar.
-    Const(Option<f64>),
+    /// An initializer or a `Constant` output.
+    Const(Constant),
 }
 
-/// The scalar value of a constant tensor, when it is a finite one-element float.
-fn scalar(t: &pb::TensorProto) -> Option<f64> {
-    let t = tensor_from_proto(t).ok().flatten()?;
-    let value = (t.data.dtype().is_float() && t.data.len() == 1).then(|| t.data.to_f64_vec()[0]);
-    value.filter(|v| v.is_finite())
+/// What a constant tensor holds that a pattern may keep.
+#[derive(Clone, Default)]
+struct Constant {
+    /// Its value, when it has one finite element (a float, or an integer such as a zero
+    /// point).
+    scalar: Option<f64>,
+    /// Its float value, when a finite one-element float (fusions check those).
+    float: Option<f64>,
+    /// Its values, when a 1-D integer tensor (axes).
+    ints: Option<Vec<i64>>,
+}
+
+impl Constant {
+    fn of(t: &pb::TensorProto) -> Constant {
+        let Some(t) = tensor_from_proto(t).ok().flatten() else {
+            return Constant::default();
+        };
+        let values = t.data.to_f64_vec();
+        let scalar = (values.len() == 1)
+            .then(|| values[0])
+            .filter(|v| v.is_finite());
+        let integer = !t.data.dtype().is_float();
+        Constant {
+            scalar,
+            float: scalar.filter(|_| !integer),
+            ints: (integer && t.shape.len() == 1)
+                .then(|| values.iter().map(|v| *v as i64).collect()),
+        }
+    }
+}
+
+/// Attributes our specs never take from a source: they follow the chosen dtype signature, or
+/// the shape of a weight the spec chooses.
+const DERIVED_ATTRIBUTES: &[&str] = &["to", "dtype", "output_dtype", "saturate", "kernel_shape"];
+
+/// Whether the spec of `op` takes its constant operand 0 as axes.
+fn axes_operand(op: &str) -> bool {
+    op.starts_with("Reduce") || matches!(op, "Squeeze" | "Unsqueeze")
+}
+
+/// `axes` counted from the end when the rank they index is known, so that they keep their
+/// position relative to the rank at any rank the splice picks.
+fn from_end(op: &str, axes: &[i64], input_rank: Option<usize>) -> Vec<i64> {
+    let Some(rank) = input_rank else {
+        return axes.to_vec();
+    };
+    let rank = (if op == "Unsqueeze" {
+        rank + axes.len()
+    } else {
+        rank
+    }) as i64;
+    axes.iter()
+        .map(|a| if *a >= 0 { a - rank } else { *a })
+        .collect()
+}
+
+/// The pins of source node `n` (its attributes, and its constant operands after `arity` data
+/// inputs that our specs model), given the rank of its first input when known.
+fn pins_of(
+    n: &pb::NodeProto,
+    arity: usize,
+    producers: &HashMap<&str, Producer>,
+    input_rank: Option<usize>,
+) -> Vec<Pin> {
+    let op = n.op_type.as_deref().unwrap_or("");
+    let mut pins = Vec::new();
+    for a in &n.attribute {
+        let name = a.name.clone().unwrap_or_default();
+        if DERIVED_ATTRIBUTES.contains(&name.as_str()) {
+            continue;
+        }
+        let axis_like = matches!(name.as_str(), "axis" | "axes");
+        let value = match a.r#type() {
+            pb::attribute_proto::AttributeType::Int if axis_like => {
+                PinValue::Axes(from_end(op, &[a.i()], input_rank))
+            }
+            pb::attribute_proto::AttributeType::Int => PinValue::Int(a.i()),
+            pb::attribute_proto::AttributeType::Ints if axis_like => {
+                PinValue::Axes(from_end(op, &a.ints, input_rank))
+            }
+            pb::attribute_proto::AttributeType::Ints => PinValue::Ints(a.ints.clone()),
+            pb::attribute_proto::AttributeType::Float => PinValue::Float(f64::from(a.f())),
+            _ => continue,
+        };
+        pins.push(Pin::Attr { name, value });
+    }
+    for (slot, input) in n.input.iter().skip(arity).enumerate() {
+        let Some(Producer::Const(c)) = producers.get(input.as_str()) else {
+            continue;
+        };
+        let value = match (&c.ints, c.scalar) {
+            (Some(axes), _) if slot == 0 && axes_operand(op) => {
+                PinValue::Axes(from_end(op, axes, input_rank))
+            }
+            (_, Some(v)) => PinValue::Float(v),
+            _ => continue,
+        };
+        pins.push(Pin::Const { slot, value });
+    }
+    pins.extend(input_rank.map(|rank| Pin::Rank { slot: 0, rank }));
+    pins
+}
+
+/// The rank of every value whose type the model states: graph inputs, outputs and value infos,
+/// initializers and `Constant` outputs.
+fn known_ranks(graph: &pb::GraphProto) -> HashMap<&str, usize> {
+    let mut ranks = HashMap::new();
+    for v in graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .chain(&graph.value_info)
+    {
+        let shape = v.r#type.as_ref().and_then(|t| match &t.value {
+            Some(pb::type_proto::Value::TensorType(t)) => t.shape.as_ref(),
+            _ => None,
+        });
+        if let (Some(name), Some(shape)) = (v.name.as_deref(), shape) {
+            ranks.insert(name, shape.dim.len());
+        }
+    }
+    for t in &graph.initializer {
+        ranks.insert(t.name.as_deref().unwrap_or(""), t.dims.len());
+    }
+    for n in graph
+        .node
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some("Constant"))
+    {
+        let value = n
+            .attribute
+            .iter()
+            .find(|a| a.name.as_deref() == Some("value"));
+        if let (Some(t), Some(out)) = (value.and_then(|a| a.t.as_ref()), n.output.first()) {
+            ranks.insert(out.as_str(), t.dims.len());
+        }
+    }
+    ranks
 }
 
 /// Whether a node belongs to the default ONNX domain.
@@ -111,7 +244,10 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
     let graph = model.graph.as_ref().ok_or("no graph")?;
     let mut producers: HashMap<&str, Producer> = HashMap::new();
     for t in &graph.initializer {
-        producers.insert(t.name.as_deref().unwrap_or(""), Producer::Const(scalar(t)));
+        producers.insert(
+            t.name.as_deref().unwrap_or(""),
+            Producer::Const(Constant::of(t)),
+        );
     }
     // Nodes other than Constant, counted; the covered ones with their data arity.
     let mut op_nodes = 0;
@@ -123,9 +259,10 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
                 .iter()
                 .find(|a| a.name.as_deref() == Some("value"))
                 .and_then(|a| a.t.as_ref())
-                .and_then(scalar);
+                .map(Constant::of)
+                .unwrap_or_default();
             for o in &n.output {
-                producers.insert(o, Producer::Const(value));
+                producers.insert(o, Producer::Const(value.clone()));
             }
             continue;
         }
@@ -167,16 +304,18 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
     let kept: Vec<usize> = part.into_iter().take(MAX_PATTERN_NODES).collect();
     let position: BTreeMap<usize, usize> = kept.iter().enumerate().map(|(p, i)| (*i, p)).collect();
     let mut holes: BTreeMap<String, usize> = BTreeMap::new();
+    let ranks = known_ranks(graph);
     let mut pattern_nodes = Vec::with_capacity(kept.len());
     for &i in &kept {
         let n = &graph.node[i];
+        let rank = n.input.first().and_then(|x| ranks.get(x.as_str())).copied();
         let op = n.op_type.clone().unwrap_or_default();
         let inputs = n
             .input
             .iter()
             .take(arity[&i])
             .map(|input| match producers.get(input.as_str()) {
-                Some(Producer::Const(v)) => Ok(Source::Const(*v)),
+                Some(Producer::Const(c)) => Ok(Source::Const(c.float)),
                 Some(Producer::Node { node, output }) if position.contains_key(node) => {
                     let producer_op = graph.node[*node].op_type.as_deref().unwrap_or("");
                     let producer_outputs = specs_for(producer_op)
@@ -203,6 +342,7 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
             op,
             class: class_of(n),
             inputs,
+            pins: pins_of(n, arity[&i], &producers, rank),
         });
     }
     let pattern = Pattern {

@@ -16,8 +16,11 @@
 mod bridge;
 pub mod builtin;
 pub mod extract;
+pub mod pins;
 pub mod recipe;
 pub mod splice;
+
+pub use pins::{Pin, PinValue};
 
 use crate::ops::{registry, SpecId};
 use serde::{Deserialize, Serialize};
@@ -25,7 +28,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Version of the serialized library format.
-pub const LIBRARY_VERSION: u32 = 1;
+pub const LIBRARY_VERSION: u32 = 2;
 
 /// Where a pattern node's data input comes from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +56,25 @@ pub struct PatternNode {
     pub class: Option<String>,
     /// Data inputs, in slot order (constant operands such as shapes and axes are the spec's).
     pub inputs: Vec<Source>,
+    /// What the pass matches on beyond the op type (attribute and constant values, equal
+    /// shapes), imposed on the spec's draw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<Pin>,
+}
+
+impl PatternNode {
+    /// The rank data input `slot` is pinned to, if any.
+    pub fn pinned_rank(&self, slot: usize) -> Option<usize> {
+        self.pins.iter().find_map(|p| match p {
+            Pin::Rank { slot: s, rank } if *s == slot => Some(*rank),
+            _ => None,
+        })
+    }
+
+    /// Whether the node must keep its input's dtype (a no-op `Cast`).
+    pub fn keeps_dtype(&self) -> bool {
+        self.pins.contains(&Pin::KeepsDtype)
+    }
 }
 
 /// How much of its source a pattern keeps.

@@ -12,8 +12,8 @@
 //! Every choice comes from the splice's bytes. A splice either succeeds as a whole or leaves
 //! the graph as it was.
 
-use super::{bridge, specs_for, Pattern, Source};
-use crate::gen::insert::{pick, Generator, Plan};
+use super::{bridge, pins, specs_for, Pattern, Source};
+use crate::gen::insert::{as_drawn, pick, Generator, Plan};
 use crate::gen::menu::Choice;
 use crate::gen::Menu;
 use crate::ir::{DType, NodeKind, ValueRef};
@@ -58,6 +58,8 @@ pub struct SpliceReport {
     pub bridged_inputs: usize,
     /// Pattern outputs now read by a context op.
     pub reused_outputs: usize,
+    /// Whether a consumer was appended to the last pattern node's output.
+    pub appended_consumer: bool,
 }
 
 /// Splices `pattern` into the graph of `gen`, choosing with `bytes` and instantiating with
@@ -87,7 +89,17 @@ fn splice_once<'m>(
     round: usize,
 ) -> Option<(Generator<'m>, SpliceReport)> {
     let mut trial = gen.clone();
-    let context: Vec<ValueRef> = trial.graph.values();
+    // The preceding context: tensors that can depend on a graph input (a constant one would
+    // be folded away with the pattern), except what earlier patterns read inside themselves.
+    let context: Vec<ValueRef> = trial
+        .graph
+        .values()
+        .into_iter()
+        .filter(|v| {
+            trial.can_be_live(*v)
+                && !(trial.sealed.contains(&v.node) && trial.graph.consumers(*v) > 0)
+        })
+        .collect();
     let context_nodes: BTreeSet<NodeIndex> = trial.graph.inner().node_indices().collect();
     let mut report = SpliceReport::default();
     let mut holes: Vec<Option<ValueRef>> = vec![None; pattern.holes()];
@@ -119,11 +131,14 @@ fn splice_once<'m>(
             .iter()
             .map(|v| v.map(|v| trial.graph.ty(v).dtype))
             .collect();
-        let options = options(menu, &node.op, node.class.as_deref(), &fixed);
+        let mut options = options(menu, &node.op, node.class.as_deref(), &fixed);
+        if node.keeps_dtype() {
+            options.retain(|(_, c)| c.sig.outputs.first() == c.sig.inputs.first());
+        }
         if options.is_empty() {
             return None;
         }
-        // ONNX Runtime's fusions mostly match float32 only: prefer it, most of the time.
+        // ONNX Runtime's fusions mostly match float32 only (on CPU): prefer it, 7 times in 8.
         let float32: Vec<(SpecId, Choice)> = options
             .iter()
             .filter(|(_, c)| {
@@ -133,7 +148,7 @@ fn splice_once<'m>(
             })
             .cloned()
             .collect();
-        let options = if !float32.is_empty() && u.ratio(3u8, 4u8).unwrap_or(true) {
+        let options = if !float32.is_empty() && u.ratio(7u8, 8u8).unwrap_or(true) {
             float32
         } else {
             options
@@ -145,7 +160,7 @@ fn splice_once<'m>(
             let ranks = s.input_ranks(&choice.sig);
             let domains = s.input_domains(&choice.sig);
             let mut plans = Vec::with_capacity(node.inputs.len());
-            let mut lead_rank = None;
+            let mut lead_rank = node.pinned_rank(0);
             for (slot, source) in node.inputs.iter().enumerate() {
                 let plan = if let Some(v) = bound[slot] {
                     Plan::Existing(v)
@@ -155,7 +170,9 @@ fn splice_once<'m>(
                         .copied()
                         .filter(|v| {
                             let t = trial.graph.ty(*v);
-                            t.dtype == choice.sig.inputs[slot] && ranks[slot].contains(&t.rank())
+                            t.dtype == choice.sig.inputs[slot]
+                                && ranks[slot].contains(&t.rank())
+                                && node.pinned_rank(slot).is_none_or(|r| r == t.rank())
                         })
                         .collect();
                     let reuse = matches!(source, Source::Hole(_))
@@ -168,7 +185,9 @@ fn splice_once<'m>(
                         Plan::Existing(reusable[pick(u, reusable.len(), attempt)])
                     } else {
                         let scalar = matches!(source, Source::Const(Some(_)));
-                        let rank = if scalar && ranks[slot].contains(&0) {
+                        let rank = if let Some(rank) = node.pinned_rank(slot) {
+                            rank
+                        } else if scalar && ranks[slot].contains(&0) {
                             0
                         } else {
                             let want = lead_rank.unwrap_or(2 + pick(u, 3, attempt));
@@ -192,7 +211,9 @@ fn splice_once<'m>(
             if !ranks_fit {
                 continue;
             }
-            if let Some((n, inputs)) = trial.insert_planned(u, *spec, choice, &plans) {
+            let pinned =
+                |attrs: &mut _, inputs: &[_]| pins::apply(&node.op, &node.pins, attrs, inputs);
+            if let Some((n, inputs)) = trial.insert_planned(u, *spec, choice, &plans, &pinned) {
                 for ((source, plan), v) in node.inputs.iter().zip(&plans).zip(&inputs) {
                     match (source, plan) {
                         (Source::Hole(k), Plan::Existing(_)) if holes[*k].is_none() => {
@@ -238,8 +259,44 @@ fn splice_once<'m>(
             report.bridged_inputs += 1;
         }
     }
+    // Every pattern input depends on a graph input, so constant folding leaves the pattern
+    // for its pass.
+    for v in holes.iter().flatten() {
+        trial.make_live(*v);
+    }
+    trial.sealed.extend(produced.iter().copied());
     report.reused_outputs = reuse_outputs(&mut trial, u, &produced, &context_nodes);
+    if let Some(last) = produced.last() {
+        report.appended_consumer = consume(&mut trial, menu, u, *last);
+    }
     Some((trial, report))
+}
+
+/// Ops appended after a pattern whose result nothing reads.
+const CONSUMERS: [&str; 2] = ["Neg", "Abs"];
+
+/// Most of the time, gives the unread output 0 of `last` a consumer: many fusions leave a
+/// node alone whose output is a graph output (ONNX Runtime's `CheckOutputEdges`), so a
+/// pattern left at the end of the graph would not fire.
+fn consume(gen: &mut Generator, menu: &Menu, u: &mut Unstructured, last: NodeIndex) -> bool {
+    let v = ValueRef {
+        node: last,
+        output: 0,
+    };
+    if gen.graph.consumers(v) > 0 || !u.ratio(3u8, 4u8).unwrap_or(true) {
+        return false;
+    }
+    let dtype = gen.graph.ty(v).dtype;
+    let choices: Vec<(SpecId, Choice)> = CONSUMERS
+        .iter()
+        .flat_map(|op| options(menu, op, None, &[Some(dtype)]))
+        .collect();
+    if choices.is_empty() {
+        return false;
+    }
+    let (spec, choice) = &choices[pick(u, choices.len(), 0)];
+    gen.insert_planned(u, *spec, choice, &[Plan::Existing(v)], &as_drawn)
+        .is_some()
 }
 
 /// Offers each unread pattern output to a context op whose input has exactly its type (and
