@@ -132,6 +132,7 @@ fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) ->
         input_len,
         resume: false,
         reduce: None,
+        pool: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! target in this process) and the runner's configuration, from the command's options.
 
 use super::executor::{Executor, InProcess};
+use super::pool::PassPool;
 use super::runner::{self, AutoReduce, CampaignConfig};
 use super::worker::{Isolated, Isolation};
 use super::Stats;
@@ -57,6 +58,10 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
             budget: options.reduce_budget,
             isolation: options.isolation,
         }),
+        pool: target
+            .pattern_library()
+            .transpose()?
+            .map(|library| PassPool::new(&library)),
     };
     if info.input == crate::targets::Input::OnnxFile && !options.resume {
         seed_corpus(&options.out, info.name)?;

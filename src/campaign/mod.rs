@@ -6,6 +6,7 @@ pub mod dedup;
 pub mod executor;
 pub mod finding;
 pub mod launch;
+pub mod pool;
 pub mod post;
 pub mod replay;
 pub mod report_md;

@@ -20,6 +20,7 @@
 use super::executor::{Death, Executor, Outcome, Request};
 use super::finding::Envelope;
 use super::finding::{self, read_count, write_count};
+use super::pool::{PassPool, PoolState};
 use super::worker::Isolation;
 use super::Stats;
 use crate::mutate::levels::{Level, LevelPolicy};
@@ -76,6 +77,8 @@ pub struct CampaignConfig {
     pub resume: bool,
     /// Reduce new findings automatically.
     pub reduce: Option<AutoReduce>,
+    /// The seed pool of a pattern campaign ([`super::pool`]).
+    pub pool: Option<PassPool>,
 }
 
 impl CampaignConfig {
@@ -115,11 +118,16 @@ struct State {
     /// features too, kept as numbers rather than among the named ones.
     #[serde(default)]
     py_lines: BTreeSet<u32>,
+    /// The seed pool's counts (pattern campaigns).
+    #[serde(default)]
+    pool: PoolState,
 }
 
 struct Shared {
     state: State,
     corpus: Vec<Vec<u8>>,
+    /// The file name of each corpus entry.
+    corpus_names: Vec<String>,
     pending: Vec<Vec<u8>>,
     last_save: Instant,
     last_csv: Instant,
@@ -140,10 +148,24 @@ fn set_level_byte(bytes: &mut [u8], policy: &LevelPolicy, seed: u64, index: u64)
 /// padded with zeros to `len`, so that overwrites can extend a graph recipe (an ONNX file
 /// would not parse with trailing zeros).
 pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>], grow: bool) -> Vec<u8> {
+    input_choosing(seed, index, len, corpus, grow, |rng| {
+        rng.random_range(0..corpus.len())
+    })
+}
+
+/// [`input`] with the corpus entry to mutate chosen by `choose`.
+fn input_choosing(
+    seed: u64,
+    index: u64,
+    len: usize,
+    corpus: &[Vec<u8>],
+    grow: bool,
+    choose: impl FnOnce(&mut rand_chacha::ChaCha8Rng) -> usize,
+) -> Vec<u8> {
     let mut rng =
         rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
     if !corpus.is_empty() && rng.random_bool(0.5) {
-        let mut bytes = corpus[rng.random_range(0..corpus.len())].clone();
+        let mut bytes = corpus[choose(&mut rng)].clone();
         if grow {
             bytes.resize(len.max(bytes.len()), 0);
         }
@@ -362,10 +384,21 @@ fn record(
     }
     new_feature |= new_line && crate::feedback::lines_fed();
     s.state.stats.py_lines = s.state.py_lines.len();
+    if let Some(pool) = &config.pool {
+        let passed = matches!(outcome.verdict, Verdict::Pass);
+        new_feature |= pool.record(&mut s.state.pool, &outcome.fired, passed);
+    }
     if new_feature && outcome.death.is_none() {
         let name = format!("{:08}.bin", s.state.next_index);
-        let _ = std::fs::write(config.out.join(CORPUS).join(name), bytes);
+        let _ = std::fs::write(config.out.join(CORPUS).join(&name), bytes);
+        if config.pool.is_some() {
+            s.state
+                .pool
+                .entries
+                .insert(name.clone(), outcome.fired.clone());
+        }
         s.corpus.push(bytes.to_vec());
+        s.corpus_names.push(name);
     }
     s.state.stats.features = s.state.features.len();
 }
@@ -379,6 +412,27 @@ fn save(config: &CampaignConfig, s: &mut Shared, csv: bool) {
         let _ = append_csv(&config.out, &s.state.stats);
         s.last_csv = Instant::now();
     }
+}
+
+/// Input `index` of the campaign: [`input`], or in a pattern campaign the pool's choice of
+/// parent and aim.
+fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, grow: bool) -> Vec<u8> {
+    let (seed, len) = (config.seed, config.input_len);
+    let Some(pool) = &config.pool else {
+        return input(seed, index, len, &s.corpus, grow);
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ index.rotate_left(29) ^ 0x9001);
+    let Shared {
+        state,
+        corpus,
+        corpus_names,
+        ..
+    } = s;
+    let mut bytes = input_choosing(seed, index, len, corpus, grow, |_| {
+        pool.parent(&state.pool, corpus_names, &mut rng)
+    });
+    pool.aim(&mut state.pool, &mut bytes, &mut rng);
+    bytes
 }
 
 /// Runs one job until the campaign ends.
@@ -410,7 +464,7 @@ fn job(
                     let index = s.state.next_index;
                     s.state.next_index += 1;
                     let grow = config.grows_inputs();
-                    let mut bytes = input(config.seed, index, config.input_len, &s.corpus, grow);
+                    let mut bytes = next_input(config, &mut s, index, grow);
                     if config.constraint_levels() {
                         set_level_byte(&mut bytes, &s.state.levels, config.seed, index);
                     }
@@ -503,12 +557,17 @@ pub fn run(
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     corpus_files.sort();
+    let (corpus, corpus_names) = corpus_files
+        .iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            Some((std::fs::read(p).ok()?, name))
+        })
+        .unzip();
     let shared = Mutex::new(Shared {
         state,
-        corpus: corpus_files
-            .iter()
-            .filter_map(|p| std::fs::read(p).ok())
-            .collect(),
+        corpus,
+        corpus_names,
         pending: Vec::new(),
         last_save: Instant::now(),
         last_csv: Instant::now() - Duration::from_secs(60),
@@ -598,10 +657,12 @@ mod tests {
             input_len: 16,
             resume: false,
             reduce: None,
+            pool: None,
         };
         let mut s = Shared {
             state: State::default(),
             corpus: Vec::new(),
+            corpus_names: Vec::new(),
             pending: Vec::new(),
             last_save: Instant::now(),
             last_csv: Instant::now(),

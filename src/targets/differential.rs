@@ -10,7 +10,6 @@ use crate::backend::tract::Tract;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
 use crate::mutate::emit;
-use crate::mutate::patterns::Library;
 use crate::oracle::{Finding, Verdict};
 use crate::pipeline::Pipeline;
 use crate::reduce::Edit;
@@ -145,14 +144,16 @@ pub fn build_ort(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
 /// `dlcfuzz patterns extract`), else the built-in one. The input starts with the splice
 /// header ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
 pub fn build_ort_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    let name = config.patterns.clone().unwrap_or_else(|| {
-        std::env::var_os("DLCFUZZ_PATTERNS")
-            .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned())
-    });
-    let pipeline = Pipeline::probed(Box::new(OrtCpu::new()?), config.limits())
-        .with_patterns(Library::named(&name)?);
-    Ok(Box::new(Differential::new("ort_cpu_patterns", pipeline)?))
+    let library = config
+        .pattern_library()
+        .ok_or_else(|| format!("{} is not a pattern target", config.name))??;
+    let pipeline =
+        Pipeline::probed(Box::new(OrtCpu::new()?), config.limits()).with_patterns(library);
+    Ok(Box::new(Differential::new(PATTERNS_TARGET, pipeline)?))
 }
+
+/// The pattern target's name.
+pub const PATTERNS_TARGET: &str = "ort_cpu_patterns";
 
 /// `ort_cpu_mutated`: HirFuzz on ONNX Runtime CPU. The input starts with a mutation header
 /// ([`Mutations`](crate::mutate::levels::Mutations)): at constraint level 1 the generated

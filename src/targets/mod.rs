@@ -36,6 +36,7 @@ pub mod torchscript;
 pub mod tvm;
 
 use crate::gen::{Limits, TestCase, CONFIG_BYTES, STEP_BYTES};
+use crate::mutate::patterns::Library;
 use crate::oracle::Verdict;
 use crate::reduce::Edit;
 use serde::{Deserialize, Serialize};
@@ -318,6 +319,18 @@ impl TargetConfig {
         }
     }
 
+    /// The pattern library a pattern target splices from (the one `patterns` names, else
+    /// the file `DLCFUZZ_PATTERNS` names, else `builtin`); `None` for other targets.
+    pub fn pattern_library(&self) -> Option<Result<Library, String>> {
+        (self.name == differential::PATTERNS_TARGET).then(|| {
+            let name = self.patterns.clone().unwrap_or_else(|| {
+                std::env::var_os("DLCFUZZ_PATTERNS")
+                    .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned())
+            });
+            Library::named(&name)
+        })
+    }
+
     /// The graph-size bounds.
     pub fn limits(&self) -> Limits {
         Limits {
@@ -404,7 +417,7 @@ pub static TARGETS: &[TargetInfo] = &[
         build: differential::build_ort,
     },
     TargetInfo {
-        name: "ort_cpu_patterns",
+        name: differential::PATTERNS_TARGET,
         backend: "ort",
         device: Device::Cpu,
         input: Input::Graph {
