@@ -161,3 +161,44 @@ fn a_spliced_conv_bn_pattern_makes_the_fusion_fire() {
         "the transformer-fired signal agrees with the model diff"
     );
 }
+
+/// The patterns whose passes match on attribute and constant values (issue 19: each fired
+/// 0 times in 10–16 tries before pins) fire in most synthesized cases now: LayerNormFusion
+/// (last-axis ReduceMeans), SkipLayerNormFusion (equal-shape 3-D Add, axis -1),
+/// DoubleQDQPairsRemover (equal Q/DQ constants per pair), ConvAddFusion (a per-channel
+/// constant).
+#[test]
+fn pinned_patterns_fire_their_passes() {
+    for (pattern, transformer) in [
+        ("layer_norm", "LayerNormFusionL1"),
+        ("skip_layer_norm", "SkipLayerNormFusion"),
+        ("qdq_pair_uint8", "DoubleQDQPairsRemover"),
+        ("conv_add_const", "Level1_RuleBasedTransformer"),
+    ] {
+        let mut library = builtin::library();
+        library.patterns.retain(|p| p.name == pattern);
+        assert_eq!(library.patterns.len(), 1, "{pattern}");
+        let harness = Pipeline::of("ort", Limits::default())
+            .expect("ONNX Runtime")
+            .with_patterns(library);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let (mut spliced, mut fired) = (0, 0);
+        for _ in 0..30 {
+            let run = harness.test(&random_input(&mut rng));
+            if run.case.spliced.is_empty() {
+                continue;
+            }
+            spliced += 1;
+            fired += usize::from(run.fired.iter().any(|t| t == transformer));
+        }
+        eprintln!("{pattern}: {transformer} fired in {fired} of {spliced} spliced cases");
+        assert!(
+            spliced >= 20,
+            "{pattern}: only {spliced} of 30 cases spliced"
+        );
+        assert!(
+            fired * 10 >= spliced * 6,
+            "{pattern}: {transformer} fired in {fired} of {spliced}"
+        );
+    }
+}

@@ -58,8 +58,10 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
             budget: options.reduce_budget,
             isolation: options.isolation,
         }),
-        pool: target
-            .pattern_library()
+        // The pool steers by fired transformers, which only ONNX Runtime reports.
+        pool: (target.name == crate::targets::differential::PATTERNS_TARGET)
+            .then(|| target.pattern_library())
+            .flatten()
             .transpose()?
             .map(|library| PassPool::new(&library)),
     };

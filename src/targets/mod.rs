@@ -322,7 +322,8 @@ impl TargetConfig {
     /// The pattern library a pattern target splices from (the one `patterns` names, else
     /// the file `DLCFUZZ_PATTERNS` names, else `builtin`); `None` for other targets.
     pub fn pattern_library(&self) -> Option<Result<Library, String>> {
-        (self.name == differential::PATTERNS_TARGET).then(|| {
+        let pattern_target = [differential::PATTERNS_TARGET, tvm::PATTERNS_TARGET];
+        pattern_target.contains(&self.name.as_str()).then(|| {
             let name = self.patterns.clone().unwrap_or_else(|| {
                 std::env::var_os("DLCFUZZ_PATTERNS")
                     .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned())
@@ -554,6 +555,19 @@ pub static TARGETS: &[TargetInfo] = &[
         build: tvm::build_llvm,
     },
     TargetInfo {
+        name: tvm::PATTERNS_TARGET,
+        backend: "tvm",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::passes::PASS_BYTES + crate::mutate::patterns::recipe::HEADER_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "tvm_llvm with optimizer patterns (OATest) spliced into each seed graph: the plain build and a pass sequence from the input's head, the pattern header after it",
+        test_seconds: 60.0,
+        build: tvm::build_llvm_patterns,
+    },
+    TargetInfo {
         name: "tvm_cuda",
         backend: "tvm",
         device: Device::Cuda,
@@ -724,9 +738,9 @@ mod tests {
     }
 
     #[test]
-    fn fourteen_fuzz_binaries_each_with_a_known_backend() {
+    fn fifteen_fuzz_binaries_each_with_a_known_backend() {
         let binaries = TARGETS.iter().filter(|t| t.fuzz_binary).count();
-        assert_eq!(binaries, 14);
+        assert_eq!(binaries, 15);
         for t in TARGETS {
             let program = matches!(
                 t.backend,

@@ -75,6 +75,25 @@ pub fn build_llvm(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> 
     Ok(Box::new(TvmHarness::llvm(config.limits())?))
 }
 
+/// The pattern target's name.
+pub const PATTERNS_TARGET: &str = "tvm_llvm_patterns";
+
+/// `tvm_llvm_patterns`: `tvm_llvm` on seed graphs with optimizer patterns spliced in (the
+/// library [`TargetConfig::pattern_library`] names); after the pass header, the input holds
+/// the splice header ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
+pub fn build_llvm_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let library = config
+        .pattern_library()
+        .ok_or_else(|| format!("{} is not a pattern target", config.name))??;
+    let mut harness = TvmHarness::of(
+        PATTERNS_TARGET,
+        Tvm::llvm(request_timeout())?,
+        config.limits(),
+    )?;
+    harness.pipeline = harness.pipeline.with_patterns(library);
+    Ok(Box::new(harness))
+}
+
 /// `tvm_cuda`: TVM Relax for CUDA device 0; fails naming what is missing without one.
 pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     Ok(Box::new(TvmHarness::cuda(config.limits())?))

@@ -374,6 +374,43 @@ const ENTRIES: &[Entry] = &[
             b.op("Reshape", &[t]);
         },
     ),
+    ("relu_quantize", "ReluQuantFusion", |b| {
+        let r = b.op("Relu", &[x(0)]);
+        // A zero point at the bottom of the range makes the Relu redundant.
+        let q = b.op("QuantizeLinear", &[r]);
+        b.pin(&qdq(0.5, 0.0));
+        b.op("DequantizeLinear", &[q]);
+        b.pin(&qdq(0.5, 0.0));
+    }),
+    ("bias_gelu", "BiasGeluFusion", |b| {
+        let s = b.op("Add", &[x(0), w()]);
+        b.pin(&[rank(1, 1)]);
+        let d = b.op("Div", &[s.clone(), k(std::f64::consts::SQRT_2)]);
+        let e = b.op("Erf", &[d]);
+        let a = b.op("Add", &[e, k(1.0)]);
+        let m = b.op("Mul", &[s, a]);
+        b.op("Mul", &[m, k(0.5)]);
+    }),
+    ("where_dummy_dq", "WhereDummyDq", |b| {
+        let q = b.op("QuantizeLinear", &[x(0)]);
+        b.pin(&qdq(0.5, 128.0));
+        let d = b.op("DequantizeLinear", &[q]);
+        b.pin(&qdq(0.5, 128.0));
+        let w = b.op("Where", &[x(1), d, k(0.0)]);
+        let q2 = b.op("QuantizeLinear", &[w]);
+        b.pin(&qdq(0.5, 128.0));
+        b.op("DequantizeLinear", &[q2]);
+        b.pin(&qdq(0.5, 128.0));
+    }),
+    ("qdq_conv_float_bias", "WeightBiasQuantization", |b| {
+        let q = b.op("QuantizeLinear", &[x(0)]);
+        let d = b.op("DequantizeLinear", &[q]);
+        let wd = b.op("DequantizeLinear", &[w()]);
+        let c = b.op("Conv", &[d, wd, w()]);
+        b.pin(&[rank(0, 4)]);
+        let q2 = b.op("QuantizeLinear", &[c]);
+        b.op("DequantizeLinear", &[q2]);
+    }),
     ("qdq_maxpool", "QDQSelectorActionTransformer", |b| {
         let q = b.op("QuantizeLinear", &[x(0)]);
         let d = b.op("DequantizeLinear", &[q]);

@@ -9,9 +9,12 @@
 //! data inputs that are initializers or `Constant` outputs stay constants (with their value
 //! when they are float scalars, which fusions check); shape, axes and pads operands are
 //! dropped, since our specs choose those. `com.microsoft` QuantizeLinear/DequantizeLinear
-//! become the ONNX ops of the same formulas. Models with no covered node, or that do not parse,
-//! are dropped and counted by reason; identical abstract patterns of one pass are merged.
+//! become the ONNX ops of the same formulas, and the fused contrib ops a pass produces are
+//! first rewritten into the subgraph it fuses ([`super::defuse`]). Models with no covered
+//! node, or that do not parse, are dropped and counted by reason; identical abstract patterns
+//! of one pass are merged.
 
+use super::defuse::defuse;
 use super::{data_arities, specs_for, transformer_for_pass, Granularity, Library, Pattern};
 use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
@@ -64,9 +67,16 @@ impl Constant {
     }
 }
 
-/// Attributes our specs never take from a source: they follow the chosen dtype signature, or
-/// the shape of a weight the spec chooses.
-const DERIVED_ATTRIBUTES: &[&str] = &["to", "dtype", "output_dtype", "saturate", "kernel_shape"];
+/// Attributes our specs never take from a source: they follow the chosen dtype signature,
+/// the shape of a weight the spec chooses, or the signature's output count.
+const DERIVED_ATTRIBUTES: &[&str] = &[
+    "to",
+    "dtype",
+    "output_dtype",
+    "saturate",
+    "kernel_shape",
+    "num_outputs",
+];
 
 /// Whether the spec of `op` takes its constant operand 0 as axes.
 fn axes_operand(op: &str) -> bool {
@@ -393,10 +403,13 @@ pub fn extract(dir: &Path) -> Result<Library, String> {
             let model = std::fs::read(&file)
                 .ok()
                 .and_then(|b| pb::ModelProto::decode(b.as_slice()).ok());
-            let Some(model) = model else {
+            let Some(mut model) = model else {
                 *library.dropped.entry("does not parse".into()).or_default() += 1;
                 continue;
             };
+            for op in model.graph.as_mut().map(defuse).unwrap_or_default() {
+                *library.defused.entry(op).or_default() += 1;
+            }
             let mut uncovered: BTreeSet<String> = BTreeSet::new();
             for n in model.graph.iter().flat_map(|g| &g.node) {
                 if n.op_type.as_deref() != Some("Constant") && data_arity(n).is_none() {
@@ -419,4 +432,78 @@ pub fn extract(dir: &Path) -> Result<Library, String> {
         }
     }
     Ok(library)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::onnx::attribute;
+    use crate::ops::AttrValue;
+
+    fn value(name: &str, rank: usize) -> pb::ValueInfoProto {
+        let dims = (0..rank)
+            .map(|_| pb::tensor_shape_proto::Dimension {
+                value: Some(pb::tensor_shape_proto::dimension::Value::DimValue(2)),
+                ..Default::default()
+            })
+            .collect();
+        pb::ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(pb::TypeProto {
+                value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                    elem_type: Some(1),
+                    shape: Some(pb::TensorShapeProto { dim: dims }),
+                })),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn node(op: &str, inputs: &[&str], output: &str, domain: &str) -> pb::NodeProto {
+        pb::NodeProto {
+            op_type: Some(op.into()),
+            domain: Some(domain.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn axes_are_kept_from_the_end_and_fused_ops_are_rewritten_first() {
+        let mut reduce = node("ReduceSum", &["x"], "r", "");
+        reduce
+            .attribute
+            .push(attribute("axes", &AttrValue::Ints(vec![2])));
+        reduce
+            .attribute
+            .push(attribute("keepdims", &AttrValue::Int(1)));
+        let gelu = node("QuickGelu", &["r"], "y", "com.microsoft");
+        let model = pb::ModelProto {
+            graph: Some(pb::GraphProto {
+                node: vec![reduce, gelu],
+                input: vec![value("x", 3)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut model = model;
+        let rewritten = defuse(model.graph.as_mut().unwrap());
+        assert_eq!(rewritten, ["QuickGelu"]);
+        let p = pattern_of(&model, "m", "QuickGeluFusion").unwrap();
+        assert_eq!(p.granularity, Granularity::Block);
+        let ops: Vec<&str> = p.nodes.iter().map(|n| n.op.as_str()).collect();
+        assert_eq!(ops, ["ReduceSum", "Mul", "Sigmoid", "Mul"]);
+        assert!(p.nodes[0].pins.contains(&Pin::Attr {
+            name: "axes".into(),
+            value: PinValue::Axes(vec![-1]),
+        }));
+        assert!(p.nodes[0].pins.contains(&Pin::Rank { slot: 0, rank: 3 }));
+        // QuickGelu's alpha is a constant with its value.
+        assert_eq!(
+            p.nodes[1].inputs[1],
+            Source::Const(Some(f64::from(1.702f32)))
+        );
+    }
 }

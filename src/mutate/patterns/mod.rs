@@ -8,6 +8,8 @@
 //! attribute, so a spliced graph is valid by the same constraints as a generated one.
 //!
 //! - [`extract`]: patterns from a folder of ONNX models grouped by optimizer pass;
+//! - [`defuse`]: fused contrib ops of those models back into the subgraphs they fuse;
+//! - [`pins`]: what a pass matches on beyond op types, imposed when a pattern is spliced;
 //! - [`builtin`]: the library written from ONNX Runtime's documented fusions, used when no
 //!   extracted library is given;
 //! - [`splice`]: synthesis into seed graphs, with context reuse and bridge nodes;
@@ -15,6 +17,7 @@
 
 mod bridge;
 pub mod builtin;
+pub mod defuse;
 pub mod extract;
 pub mod pins;
 pub mod recipe;
@@ -199,15 +202,16 @@ pub fn transformer_for_pass(pass: &str) -> Option<String> {
         "ConvAddFusion",
         "ConvMulFusion",
         "ConvBNFusion",
-        "ClipQuantFusion",
-        "ReluQuantFusion",
         "RuleTransformer",
         "RuleTransformer1",
         "RuleTransformerL1",
         "Level1_RuleBasedTransformer",
     ];
+    // Rules of the level-2 rule-based transformer (seen in its verbose log).
+    const LEVEL2_RULES: &[&str] = &["ClipQuantFusion", "ReluQuantFusion"];
     match pass {
         p if LEVEL1_RULES.contains(&p) => Some("Level1_RuleBasedTransformer".into()),
+        p if LEVEL2_RULES.contains(&p) => Some("Level2_RuleBasedTransformer".into()),
         "Test" | "test_transformer" => None,
         // Tests of the CPU-specific instance of the transpose optimizer.
         "TransposeOptimizer_CPUExecutionProvider" => Some(pass.into()),
@@ -230,6 +234,9 @@ pub struct Library {
     pub duplicates: usize,
     /// Ops not covered by our specs, with how many models used them.
     pub unsupported_ops: BTreeMap<String, usize>,
+    /// Contrib ops rewritten into the subgraphs they fuse, with how many nodes.
+    #[serde(default)]
+    pub defused: BTreeMap<String, usize>,
 }
 
 impl Library {
@@ -320,6 +327,18 @@ impl Library {
             for (reason, n) in &self.dropped {
                 let _ = writeln!(s, "  {n:>5}  {reason}");
             }
+        }
+        if !self.defused.is_empty() {
+            let list: Vec<String> = self
+                .defused
+                .iter()
+                .map(|(o, n)| format!("{o} ({n})"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "contrib ops rewritten into their subgraphs (nodes): {}",
+                list.join(", ")
+            );
         }
         if !self.unsupported_ops.is_empty() {
             let mut ops: Vec<_> = self.unsupported_ops.iter().collect();

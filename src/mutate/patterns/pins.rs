@@ -74,6 +74,18 @@ pub enum Pin {
     KeepsDtype,
 }
 
+/// Ops whose spec draws other values from its axis (index bounds, split sizes): their axis is
+/// never pinned, which would leave those values out of range.
+const AXIS_DERIVES: &[&str] = &[
+    "Gather",
+    "GatherElements",
+    "Split",
+    "ScatterElements",
+    "TopK",
+    "Compress",
+    "OneHot",
+];
+
 /// Normalizes `axes` against `rank`: each in `[-rank, rank)`, none twice.
 fn resolve_axes(axes: &[i64], rank: usize) -> Option<Vec<i64>> {
     let r = rank as i64;
@@ -155,8 +167,10 @@ pub fn apply(
     for pin in pins {
         match pin {
             Pin::Attr { name, value } => {
-                // An attribute the spec does not model keeps ONNX's default.
-                let Some(slot) = attrs.named.iter_mut().find(|(n, _)| n == name) else {
+                // An attribute the spec does not model keeps ONNX's default; an axis that
+                // the spec's other draws depend on stays as drawn.
+                let derived = name == "axis" && AXIS_DERIVES.contains(&op);
+                let Some(slot) = attrs.named.iter_mut().find(|(n, _)| n == name && !derived) else {
                     continue;
                 };
                 slot.1 = match (&slot.1, value) {

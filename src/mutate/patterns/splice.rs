@@ -214,7 +214,9 @@ fn splice_once<'m>(
             let pinned =
                 |attrs: &mut _, inputs: &[_]| pins::apply(&node.op, &node.pins, attrs, inputs);
             if let Some((n, inputs)) = trial.insert_planned(u, *spec, choice, &plans, &pinned) {
-                for ((source, plan), v) in node.inputs.iter().zip(&plans).zip(&inputs) {
+                for (slot, ((source, plan), v)) in
+                    node.inputs.iter().zip(&plans).zip(&inputs).enumerate()
+                {
                     match (source, plan) {
                         (Source::Hole(k), Plan::Existing(_)) if holes[*k].is_none() => {
                             holes[*k] = Some(*v);
@@ -224,7 +226,13 @@ fn splice_once<'m>(
                             holes[*k] = Some(*v);
                             fresh_holes.push(v.node);
                         }
-                        (Source::Const(value), _) => trial.make_constant(v.node, *value),
+                        // A fixed value outside the slot's domain (a zero integer divisor)
+                        // is left to the value search.
+                        (Source::Const(value), _) => {
+                            let legal =
+                                value.filter(|x| domains[slot] == ValueDomain::Any || *x > 0.0);
+                            trial.make_constant(v.node, legal)
+                        }
                         _ => {}
                     }
                 }
