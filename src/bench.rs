@@ -499,10 +499,64 @@ pub fn patterns(
     for _ in 0..count {
         let run = pipeline.test(&next());
         tally.add(&run, reference_level);
-        registered = registered.or_else(|| pipeline.backend.optimizations(&run.model));
+        registered = registered.or_else(|| {
+            let log = pipeline.backend.optimization_log(&run.model)?;
+            Some(log.into_iter().map(|(name, _)| name).collect::<Vec<_>>())
+        });
         tick();
     }
     Ok(tally.summary(start.elapsed(), registered.as_deref()))
+}
+
+/// Whether the pass-test models of `dir` (`DIR/<pass>/*.onnx`) are a pass's input or its
+/// result: each is compiled as it is at `backend`'s highest level, and counted when the
+/// transformer of its pass fires on it. A pattern of a model its own pass does not fire on
+/// shows the pass's output form, and triggers the pass only where extraction undoes it
+/// (`mutate::patterns::defuse`).
+pub fn pattern_sources(
+    backend: Box<dyn Backend>,
+    dir: &std::path::Path,
+    tick: &dyn Fn(),
+) -> Result<Value, String> {
+    use crate::mutate::patterns::{extract::models_by_pass, transformer_for_pass};
+    let mut per_pass = serde_json::Map::new();
+    let (mut models, mut fired, mut unloadable) = (0, 0, 0);
+    for (pass, files) in models_by_pass(dir)? {
+        let transformer = transformer_for_pass(&pass);
+        let (mut pass_fired, mut pass_unloadable) = (0, 0);
+        for file in &files {
+            let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let model = crate::emit::onnx::OnnxModel {
+                bytes,
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+                output_types: Vec::new(),
+            };
+            match backend.optimization_log(&model) {
+                Some(log) => {
+                    let fires = |(name, modified): &(String, bool)| {
+                        *modified && transformer.as_ref() == Some(name)
+                    };
+                    pass_fired += usize::from(log.iter().any(fires));
+                }
+                None => pass_unloadable += 1,
+            }
+            tick();
+        }
+        models += files.len();
+        fired += pass_fired;
+        unloadable += pass_unloadable;
+        per_pass.insert(
+            pass,
+            json!({ "models": files.len(), "fires_its_pass": pass_fired, "not_loaded": pass_unloadable }),
+        );
+    }
+    Ok(json!({
+        "models": models,
+        "fire_their_own_pass": fired,
+        "not_loaded": unloadable,
+        "per_pass": per_pass,
+    }))
 }
 
 /// The menu a `gen` command draws from: every spec, or what `backend` supports.
@@ -672,6 +726,12 @@ pub enum BenchCommand {
         #[arg(long)]
         misses: Option<std::path::PathBuf>,
     },
+    /// Whether each pass-test model `DIR/<pass>/*.onnx` fires its own pass when ONNX Runtime
+    /// compiles it as it is (a model the pass does not fire on holds the pass's result)
+    Sources {
+        /// Folder of ONNX models grouped by optimizer pass.
+        dir: std::path::PathBuf,
+    },
     /// Numeric validity: gradient-guided value search vs plain sampling vs the gradient search
     /// with structural repair (each round with the budget), on the same graphs, each result
     /// checked afterwards on ORT (untimed).
@@ -756,6 +816,7 @@ impl BenchCommand {
                 misses.as_deref(),
                 tick,
             )?,
+            BenchCommand::Sources { dir } => pattern_sources(ort()?, &dir, tick)?,
         })
     }
 }

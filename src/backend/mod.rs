@@ -123,10 +123,11 @@ pub trait Backend: Send + Sync {
         self.run(model, inputs, level)
     }
 
-    /// Every optimization that compiling `model` at the highest level runs, whether it changes
-    /// the model or not (ONNX Runtime's registered graph transformers), or `None` when the
-    /// backend does not report them. What is not listed cannot fire in this build and session.
-    fn optimizations(&self, model: &OnnxModel) -> Option<Vec<String>> {
+    /// Every optimization that compiling `model` at the highest level runs (ONNX Runtime's
+    /// registered graph transformers), each with whether it changed the model, or `None` when
+    /// the backend does not report them. What is not listed cannot fire in this build and
+    /// session.
+    fn optimization_log(&self, model: &OnnxModel) -> Option<Vec<(String, bool)>> {
         let _ = model;
         None
     }

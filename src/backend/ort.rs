@@ -8,6 +8,7 @@ use ort::logging::{LogLevel, LoggerFunction};
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// ONNX Runtime's optimization levels, unoptimized first.
@@ -346,20 +347,19 @@ impl Backend for OrtCpu {
         )
     }
 
-    fn optimizations(&self, model: &OnnxModel) -> Option<Vec<String>> {
-        let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    fn optimization_log(&self, model: &OnnxModel) -> Option<Vec<(String, bool)>> {
+        let log: Arc<Mutex<BTreeMap<String, bool>>> = Arc::default();
         let sink = Arc::clone(&log);
         let logger: LoggerFunction = Arc::new(move |_level, _category, _id, _location, message| {
-            if let Some((name, _)) = transformer_outcome(message) {
-                sink.lock().expect("logger lock").push(name.to_string());
+            if let Some((name, modified)) = transformer_outcome(message) {
+                let mut log = sink.lock().expect("logger lock");
+                *log.entry(name.to_string()).or_default() |= modified;
             }
         });
         self.session(&model.bytes, LEVELS.len() - 1, Some(logger))
             .ok()?;
-        let mut names = log.lock().expect("logger lock").clone();
-        names.sort();
-        names.dedup();
-        Some(names)
+        let log = log.lock().expect("logger lock");
+        Some(log.iter().map(|(n, m)| (n.clone(), *m)).collect())
     }
 }
 

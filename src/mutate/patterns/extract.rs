@@ -23,7 +23,7 @@ use crate::reference::onnx_models::tensor_from_proto;
 use petgraph::unionfind::UnionFind;
 use prost::Message;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Largest pattern kept.
 pub const MAX_PATTERN_NODES: usize = 16;
@@ -372,6 +372,29 @@ fn hole(holes: &mut BTreeMap<String, usize>, name: &str) -> Source {
     Source::Hole(*holes.entry(name.to_string()).or_insert(next))
 }
 
+/// The models `DIR/<pass>/*.onnx`, per pass, both in name order.
+pub fn models_by_pass(dir: &Path) -> Result<Vec<(String, Vec<PathBuf>)>, String> {
+    let mut passes: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .collect();
+    passes.sort_by_key(|e| e.file_name());
+    passes
+        .into_iter()
+        .map(|pass_dir| {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(pass_dir.path())
+                .map_err(|e| format!("reading {}: {e}", pass_dir.path().display()))?
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
+                .collect();
+            files.sort();
+            Ok((pass_dir.file_name().to_string_lossy().into_owned(), files))
+        })
+        .collect()
+}
+
 /// Extracts the patterns of every `DIR/<pass>/*.onnx`.
 pub fn extract(dir: &Path) -> Result<Library, String> {
     let mut library = Library {
@@ -379,21 +402,7 @@ pub fn extract(dir: &Path) -> Result<Library, String> {
         ..Library::default()
     };
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut passes: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("reading {}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .collect();
-    passes.sort_by_key(|e| e.file_name());
-    for pass_dir in passes {
-        let pass = pass_dir.file_name().to_string_lossy().into_owned();
-        let mut files: Vec<_> = std::fs::read_dir(pass_dir.path())
-            .map_err(|e| format!("reading {}: {e}", pass_dir.path().display()))?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
-            .collect();
-        files.sort();
+    for (pass, files) in models_by_pass(dir)? {
         for file in files {
             *library.models.entry(pass.clone()).or_default() += 1;
             let name = file
