@@ -43,8 +43,9 @@ struct TargetArgs {
     /// Most operator nodes per generated graph.
     #[arg(long, default_value_t = 10)]
     max_nodes: usize,
-    /// The pattern library of `ort_cpu_patterns` (`builtin` or a file written by `dlcfuzz
-    /// patterns extract`); given with another target, selects `ort_cpu_patterns`.
+    /// The pattern library of a pattern target (`builtin` or a file written by `dlcfuzz
+    /// patterns extract`); given with another target, selects its pattern target
+    /// (`tvm_llvm_patterns` for TVM, else `ort_cpu_patterns`).
     #[arg(long)]
     patterns: Option<String>,
     /// Shorthand for `--target ort_cpu_mutated` (HirFuzz constraint levels and ONNX
@@ -56,7 +57,7 @@ struct TargetArgs {
 impl TargetArgs {
     fn config(&self) -> TargetConfig {
         let name = match (&self.patterns, self.mutate) {
-            (Some(_), _) => "ort_cpu_patterns",
+            (Some(_), _) => dlcfuzz::targets::pattern_target_for(&self.target),
             (None, true) => "ort_cpu_mutated",
             (None, false) => self.target.as_str(),
         };

@@ -308,6 +308,15 @@ pub struct TargetConfig {
     pub propagate_panics: bool,
 }
 
+/// The pattern target that splices patterns for target `name`: TVM's for the TVM targets,
+/// else ONNX Runtime's.
+pub fn pattern_target_for(name: &str) -> &'static str {
+    match name {
+        "tvm" | "tvm_llvm" | tvm::PATTERNS_TARGET => tvm::PATTERNS_TARGET,
+        _ => differential::PATTERNS_TARGET,
+    }
+}
+
 impl TargetConfig {
     /// The configuration of target `name` with `max_nodes`-node graphs.
     pub fn new(name: &str, max_nodes: usize) -> TargetConfig {
@@ -733,6 +742,8 @@ mod tests {
         assert_eq!(names.len(), TARGETS.len());
         assert_eq!(by_name("ort").unwrap().name, "ort_cpu");
         assert_eq!(by_name("tvm").unwrap().name, "tvm_llvm");
+        assert_eq!(pattern_target_for("tvm_llvm"), "tvm_llvm_patterns");
+        assert_eq!(pattern_target_for("ort_cpu"), "ort_cpu_patterns");
         let err = by_name("nope").unwrap_err();
         assert!(err.contains("torchscript_cpu"), "{err}");
     }
