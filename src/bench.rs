@@ -820,3 +820,31 @@ impl BenchCommand {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_the_session_does_not_run_are_counted_apart() {
+        let mut tally = PatternTally::default();
+        tally.triggered.insert("Fusion".into(), (10, 8));
+        tally.triggered.insert("TrainingOnly".into(), (10, 0));
+        tally.transformers.insert("Fusion".into(), "Fusion".into());
+        tally
+            .transformers
+            .insert("TrainingOnly".into(), "TrainingOnly".into());
+        let registered = vec!["Fusion".to_string()];
+        let summary = tally.summary(Duration::from_secs(1), Some(&registered));
+        assert_eq!(summary["optimization_triggering_rate"], 0.8);
+        assert_eq!(summary["rate_including_passes_not_run"], 0.4);
+        assert_eq!(
+            summary["passes_not_run_by_the_session"]["TrainingOnly"],
+            "0/10"
+        );
+        assert_eq!(summary["triggered_per_pass"]["Fusion"], "8/10");
+        // A backend that lists nothing counts every pass.
+        let all = tally.summary(Duration::from_secs(1), None);
+        assert_eq!(all["optimization_triggering_rate"], 0.4);
+    }
+}
