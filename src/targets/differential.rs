@@ -144,9 +144,7 @@ pub fn build_ort(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
 /// `dlcfuzz patterns extract`), else the built-in one. The input starts with the splice
 /// header ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
 pub fn build_ort_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    let library = config
-        .pattern_library()
-        .ok_or_else(|| format!("{} is not a pattern target", config.name))??;
+    let library = config.required_pattern_library()?;
     let pipeline =
         Pipeline::probed(Box::new(OrtCpu::new()?), config.limits()).with_patterns(library);
     Ok(Box::new(Differential::new(PATTERNS_TARGET, pipeline)?))

@@ -341,6 +341,13 @@ impl TargetConfig {
         })
     }
 
+    /// The pattern library of a pattern target, or why there is none (not a pattern target,
+    /// or the library does not load): what a pattern target's build fn needs.
+    pub fn required_pattern_library(&self) -> Result<Library, String> {
+        self.pattern_library()
+            .ok_or_else(|| format!("{} is not a pattern target", self.name))?
+    }
+
     /// The graph-size bounds.
     pub fn limits(&self) -> Limits {
         Limits {

@@ -82,9 +82,7 @@ pub const PATTERNS_TARGET: &str = "tvm_llvm_patterns";
 /// library [`TargetConfig::pattern_library`] names); after the pass header, the input holds
 /// the splice header ([`PatternRecipe`](crate::mutate::patterns::recipe::PatternRecipe)).
 pub fn build_llvm_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
-    let library = config
-        .pattern_library()
-        .ok_or_else(|| format!("{} is not a pattern target", config.name))??;
+    let library = config.required_pattern_library()?;
     let mut harness = TvmHarness::of(
         PATTERNS_TARGET,
         Tvm::llvm(request_timeout())?,

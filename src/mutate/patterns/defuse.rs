@@ -138,10 +138,7 @@ impl Rewrite<'_> {
 
 /// The string attribute `name` of `n`.
 fn string_attr(n: &pb::NodeProto, name: &str) -> Option<String> {
-    let a = n
-        .attribute
-        .iter()
-        .find(|a| a.name.as_deref() == Some(name))?;
+    let a = attr(n, name)?;
     Some(String::from_utf8_lossy(a.s.as_deref()?).into_owned())
 }
 
@@ -150,11 +147,12 @@ fn attr<'n>(n: &'n pb::NodeProto, name: &str) -> Option<&'n pb::AttributeProto> 
     n.attribute.iter().find(|a| a.name.as_deref() == Some(name))
 }
 
-/// `n`'s attributes except those named in `drop`.
-fn attrs_without(n: &pb::NodeProto, drop: &[&str]) -> Vec<pb::AttributeProto> {
+/// `n`'s attributes except those of its fused activation (`activation`, `activation_params`,
+/// `activation_alpha`, …), which the unfused Conv or Gemm does not take.
+fn without_activation(n: &pb::NodeProto) -> Vec<pb::AttributeProto> {
     n.attribute
         .iter()
-        .filter(|a| !drop.contains(&a.name.as_deref().unwrap_or("")))
+        .filter(|a| !a.name.as_deref().unwrap_or("").starts_with("activation"))
         .cloned()
         .collect()
 }
@@ -174,8 +172,7 @@ fn defuse_node(n: &pb::NodeProto, w: &mut Rewrite) -> Option<()> {
     match n.op_type.as_deref()? {
         "FusedConv" => {
             let conv_inputs: Vec<&str> = n.input.iter().take(3).map(String::as_str).collect();
-            let conv_attrs = attrs_without(n, &["activation", "activation_params"]);
-            let c = w.op("Conv", &conv_inputs, conv_attrs, None);
+            let c = w.op("Conv", &conv_inputs, without_activation(n), None);
             let c = match input(n, 3) {
                 Some(z) => w.op("Add", &[&c, z], vec![], None),
                 None => c,
@@ -184,13 +181,7 @@ fn defuse_node(n: &pb::NodeProto, w: &mut Rewrite) -> Option<()> {
         }
         "FusedGemm" => {
             let gemm_inputs: Vec<&str> = n.input.iter().take(3).map(String::as_str).collect();
-            let gemm_attrs = n
-                .attribute
-                .iter()
-                .filter(|a| !a.name.as_deref().unwrap_or("").starts_with("activation"))
-                .cloned()
-                .collect();
-            let g = w.op("Gemm", &gemm_inputs, gemm_attrs, None);
+            let g = w.op("Gemm", &gemm_inputs, without_activation(n), None);
             w.activation(n, &g, &out)?;
         }
         "FusedMatMul" => {

@@ -15,6 +15,7 @@
 //! of one pass are merged.
 
 use super::defuse::defuse;
+use super::pins::axis_rank;
 use super::{data_arities, specs_for, transformer_for_pass, Granularity, Library, Pattern};
 use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
@@ -89,11 +90,7 @@ fn from_end(op: &str, axes: &[i64], input_rank: Option<usize>) -> Vec<i64> {
     let Some(rank) = input_rank else {
         return axes.to_vec();
     };
-    let rank = (if op == "Unsqueeze" {
-        rank + axes.len()
-    } else {
-        rank
-    }) as i64;
+    let rank = axis_rank(op, rank, axes.len()) as i64;
     axes.iter()
         .map(|a| if *a >= 0 { a - rank } else { *a })
         .collect()
@@ -167,20 +164,24 @@ fn known_ranks(graph: &pb::GraphProto) -> HashMap<&str, usize> {
     for t in &graph.initializer {
         ranks.insert(t.name.as_deref().unwrap_or(""), t.dims.len());
     }
-    for n in graph
-        .node
-        .iter()
-        .filter(|n| n.op_type.as_deref() == Some("Constant"))
-    {
-        let value = n
-            .attribute
-            .iter()
-            .find(|a| a.name.as_deref() == Some("value"));
-        if let (Some(t), Some(out)) = (value.and_then(|a| a.t.as_ref()), n.output.first()) {
+    for n in &graph.node {
+        if let (Some(t), Some(out)) = (constant_value(n), n.output.first()) {
             ranks.insert(out.as_str(), t.dims.len());
         }
     }
     ranks
+}
+
+/// The tensor a `Constant` node holds (its `value` attribute).
+fn constant_value(n: &pb::NodeProto) -> Option<&pb::TensorProto> {
+    if n.op_type.as_deref() != Some("Constant") {
+        return None;
+    }
+    let value = n
+        .attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some("value"));
+    value?.t.as_ref()
 }
 
 /// Whether a node belongs to the default ONNX domain.
@@ -264,13 +265,7 @@ fn pattern_of(model: &pb::ModelProto, name: &str, pass: &str) -> Result<Pattern,
     let mut arity: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, n) in graph.node.iter().enumerate() {
         if n.op_type.as_deref() == Some("Constant") && default_domain(n) {
-            let value = n
-                .attribute
-                .iter()
-                .find(|a| a.name.as_deref() == Some("value"))
-                .and_then(|a| a.t.as_ref())
-                .map(Constant::of)
-                .unwrap_or_default();
+            let value = constant_value(n).map(Constant::of).unwrap_or_default();
             for o in &n.output {
                 producers.insert(o, Producer::Const(value.clone()));
             }

@@ -10,6 +10,7 @@
 //! solved on the pinned values as on drawn ones.
 
 use crate::ir::DType;
+use crate::ops::numeric::int_range;
 use crate::ops::quant::nearest_scale;
 use crate::ops::{AttrValue, ConstInput, SymAttrs, SymTensor};
 use crate::sym::{Bool, Int};
@@ -86,22 +87,22 @@ const AXIS_DERIVES: &[&str] = &[
     "OneHot",
 ];
 
-/// Normalizes `axes` against `rank`: each in `[-rank, rank)`, none twice.
-fn resolve_axes(axes: &[i64], rank: usize) -> Option<Vec<i64>> {
+/// Whether `axes` fit `rank`: each in `[-rank, rank)`, none twice once normalized.
+fn axes_fit(axes: &[i64], rank: usize) -> bool {
     let r = rank as i64;
     let mut seen = Vec::with_capacity(axes.len());
     for &a in axes {
         let n = if a < 0 { a + r } else { a };
         if !(0..r).contains(&n) || seen.contains(&n) {
-            return None;
+            return false;
         }
         seen.push(n);
     }
-    Some(axes.to_vec())
+    true
 }
 
 /// The rank the axes of `op` index: the output's for `Unsqueeze`, else input 0's.
-fn axis_rank(op: &str, input_rank: usize, axes: usize) -> usize {
+pub(super) fn axis_rank(op: &str, input_rank: usize, axes: usize) -> usize {
     if op == "Unsqueeze" {
         input_rank + axes
     } else {
@@ -119,7 +120,9 @@ fn pinned_ints(
     rank: usize,
 ) -> Option<Vec<Int>> {
     let ints = match value {
-        PinValue::Axes(axes) => resolve_axes(axes, axis_rank(op, rank, axes.len()))?,
+        PinValue::Axes(axes) => {
+            axes_fit(axes, axis_rank(op, rank, axes.len())).then(|| axes.clone())?
+        }
         PinValue::Ints(v) if name == "perm" => {
             let mut sorted = v.clone();
             sorted.sort_unstable();
@@ -144,12 +147,7 @@ fn representable(dtype: DType, value: f64) -> Option<f64> {
     if dtype.is_float() {
         return Some(value);
     }
-    let bits = 8 * dtype.width() as i32;
-    let (lo, hi) = if dtype.is_unsigned() {
-        (0.0, 2f64.powi(bits) - 1.0)
-    } else {
-        (-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
-    };
+    let (lo, hi) = int_range(dtype);
     let v = value.round();
     (lo..=hi).contains(&v).then_some(v)
 }
@@ -176,8 +174,8 @@ pub fn apply(
                 slot.1 = match (&slot.1, value) {
                     (AttrValue::Int(_), PinValue::Int(v)) => AttrValue::Int(Int::from(*v)),
                     (AttrValue::Int(_), PinValue::Axes(a)) if a.len() == 1 => {
-                        let axis = resolve_axes(a, axis_rank(op, rank, 1))?[0];
-                        AttrValue::Int(Int::from(axis))
+                        axes_fit(a, axis_rank(op, rank, 1)).then_some(())?;
+                        AttrValue::Int(Int::from(a[0]))
                     }
                     (AttrValue::Ints(d), v) => {
                         AttrValue::Ints(pinned_ints(op, name, v, d.len(), rank)?)
