@@ -127,8 +127,12 @@ if [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || ! command -v zip 
   apt-get update -qq && apt-get install -y -qq fonts-dejavu-core zip
 fi
 
-# cargo-fuzz, only for a `cargo fuzz` command (or --cargo-fuzz), when a nightly toolchain exists.
-case " $* " in *" fuzz "*) wants_cargo_fuzz=1 ;; *) wants_cargo_fuzz="${DLCFUZZ_CARGO_FUZZ:-0}" ;; esac
+# cargo-fuzz, only for a `cargo fuzz` / `cargo +nightly fuzz` command (or --cargo-fuzz), when a
+# nightly toolchain exists. `cargo run -- fuzz` is dlcfuzz's own campaign: no cargo-fuzz.
+wants_cargo_fuzz="${DLCFUZZ_CARGO_FUZZ:-0}"
+if [ "${1:-}" = cargo ] && { [ "${2:-}" = fuzz ] || { [ "${2:-}" != "${2#+}" ] && [ "${3:-}" = fuzz ]; }; }; then
+  wants_cargo_fuzz=1
+fi
 if [ "$wants_cargo_fuzz" = 1 ] && rustup toolchain list 2>/dev/null | grep -q nightly \
   && ! command -v cargo-fuzz >/dev/null 2>&1; then
   log "installing cargo-fuzz"

@@ -14,7 +14,7 @@ use std::path::Path;
 pub const SCRIPT: &str = include_str!("../../scripts/ort_bisect.py");
 
 /// What the bisection found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Culprits {
     /// Lowest level that reproduces (`basic`, `extended` or `all`).
     pub level: String,

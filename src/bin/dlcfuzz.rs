@@ -122,9 +122,10 @@ struct FuzzArgs {
     /// Continue the campaign in --out.
     #[arg(long)]
     resume: bool,
-    /// Reduction budget per new finding in seconds (0: do not reduce automatically).
-    #[arg(long, default_value_t = 30)]
-    reduce_budget: u64,
+    /// Reduction budget per new finding in seconds (0: do not reduce automatically;
+    /// default: the target's, three per-test time limits and at least 30 s).
+    #[arg(long)]
+    reduce_budget: Option<u64>,
 }
 
 impl FuzzArgs {
@@ -132,7 +133,6 @@ impl FuzzArgs {
         let target = self.target.config();
         Ok(FuzzOptions {
             isolation: self.isolation.isolation(&target.name)?,
-            target,
             out: self.out,
             time: Duration::from_secs(self.time),
             seed: self.seed,
@@ -140,8 +140,12 @@ impl FuzzArgs {
             jobs: self.jobs,
             in_process: self.no_isolation,
             resume: self.resume,
-            reduce_budget: Duration::from_secs(self.reduce_budget),
+            reduce_budget: match self.reduce_budget {
+                Some(s) => Duration::from_secs(s),
+                None => lib(dlcfuzz::targets::by_name(&target.name))?.reduce_budget(),
+            },
             program: program()?,
+            target,
         })
     }
 }
@@ -203,6 +207,13 @@ enum Command {
     Report {
         /// The campaign folder (`--out` of `dlcfuzz fuzz`).
         dir: PathBuf,
+    },
+    /// List the known upstream bugs (docs/findings/known-upstream.json) that findings are
+    /// matched against; `--recheck` re-runs each one's repro.py on the newest release.
+    Known {
+        /// Re-run each row's reproducer on the newest release.
+        #[arg(long)]
+        recheck: bool,
     },
     /// Re-run a finding folder (its target.json names the target) or a raw input such as a
     /// libFuzzer artifact (name its target) and print the verdict.
@@ -381,6 +392,7 @@ fn main() -> Result<()> {
             println!("{}", serde_json::to_string(&reduction)?);
         }
         Command::Report { dir } => print_json(&lib(report::campaign_json(&dir))?)?,
+        Command::Known { recheck } => print!("{}", dlcfuzz::campaign::known::listing(recheck)),
         Command::Replay {
             path,
             target,

@@ -3,14 +3,13 @@
 //!
 //! Normalization strips what varies between two hits of one bug (addresses, numbers, node
 //! and tensor names, directories) and keeps what names the bug (the error text and the
-//! source `file:function` when the message has one). Clustering then merges signatures of
-//! one kind whose reduction keys are equal, whose culprit passes are equal, or whose
-//! normalized tokens overlap almost entirely.
+//! source `file:function` when the message has one). Clustering then groups the findings of
+//! one bug: members merged into one bug folder after reduction, and members whose bug keys
+//! agree ([`crate::campaign::bugs`]).
 
 use crate::oracle::{Finding, FindingKind};
-use crate::reduce::reduction_key;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// How the process running a test died (isolated execution only).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -129,81 +128,52 @@ pub struct Member {
     pub culprits: Vec<String>,
     /// The op types of its reduced model, when it was reduced.
     pub reduced_ops: Option<String>,
+    /// Its bug key, once reduced ([`crate::campaign::bugs::key`]).
+    pub bug_key: Option<String>,
+    /// The bug folder it was merged into, when it is a stub.
+    pub merged_into: Option<String>,
+    /// Whether the known-upstream table holds it.
+    pub upstream: Option<crate::campaign::known::Upstream>,
 }
 
 /// A group of findings believed to be one bug.
 #[derive(Clone, Debug, Serialize)]
 pub struct Cluster {
-    /// The signature of its most frequent member.
+    /// The signature of its bug folder (the member others merged into, else the most hit).
     pub signature: String,
     /// Kind of every member.
     pub kind: String,
     /// Tests that hit any member.
     pub count: u64,
-    /// Member folders, most frequent first.
+    /// Member folders, the bug folder first.
     pub folders: Vec<String>,
     /// Member signatures.
     pub signatures: Vec<String>,
     /// Culprit passes, when the bisection named them.
     pub culprits: Vec<String>,
+    /// Whether every member was reduced (its key is then the reduced case's).
+    pub reduced: bool,
+    /// Known upstream, or new.
+    pub upstream: Option<crate::campaign::known::Upstream>,
 }
 
-fn tokens(signature: &str) -> BTreeSet<&str> {
-    signature
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '.')
-        .filter(|t| !t.is_empty())
-        .collect()
-}
-
-fn jaccard(a: &BTreeSet<&str>, b: &BTreeSet<&str>) -> f64 {
-    let inter = a.intersection(b).count() as f64;
-    let union = a.union(b).count() as f64;
-    if union == 0.0 {
-        1.0
-    } else {
-        inter / union
-    }
-}
-
-/// Why two members belong to one bug, if they do.
+/// Whether two members are one bug: one was merged into the other (or both into a third),
+/// or their bug keys agree. A member not reduced yet has only a provisional key (its exact
+/// signature; for a crash its normalized message), so it never joins a reduced bug by guess.
 fn same_bug(a: &Member, b: &Member) -> bool {
+    let joined = |x: &Member, y: &Member| x.merged_into.as_deref() == Some(y.folder.as_str());
+    if joined(a, b) || joined(b, a) || (a.merged_into.is_some() && a.merged_into == b.merged_into) {
+        return true;
+    }
     if a.finding.kind != b.finding.kind {
         return false;
     }
-    if !a.culprits.is_empty() && a.culprits == b.culprits {
-        return true;
-    }
     let key = |m: &Member| {
-        let k = reduction_key(&m.finding.signature);
-        // Where the key dropped an op list (inconsistencies, hangs, OOMs, crashes without a
-        // message) it is too coarse alone: the reduced op types must agree too.
-        if k == m.finding.signature {
-            Some(k)
-        } else {
-            m.reduced_ops.as_ref().map(|ops| format!("{k}:{ops}"))
-        }
+        m.bug_key
+            .clone()
+            .unwrap_or_else(|| crate::campaign::bugs::provisional_key(&m.finding))
     };
-    if let (Some(ka), Some(kb)) = (key(a), key(b)) {
-        if ka == kb {
-            return true;
-        }
-    }
-    // Crashes whose normalized messages differ only in a few tokens (one field name, one
-    // level) are one bug.
-    a.finding.kind == FindingKind::Crash
-        && jaccard(
-            &tokens(&strip_level(&a.finding.signature)),
-            &tokens(&strip_level(&b.finding.signature)),
-        ) >= 0.8
-}
-
-/// `crash:basic:msg` → `crash:msg`: the level a crash shows at does not tell bugs apart.
-fn strip_level(signature: &str) -> String {
-    let parts: Vec<&str> = signature.splitn(3, ':').collect();
-    match parts.as_slice() {
-        [kind, _level, rest] => format!("{kind}:{rest}"),
-        _ => signature.to_string(),
-    }
+    key(a) == key(b)
 }
 
 /// Groups `members` into clusters (union-find over [`same_bug`]), most hit first.
@@ -223,7 +193,18 @@ pub fn cluster(members: &[Member]) -> Vec<Cluster> {
     let mut clusters: Vec<Cluster> = groups
         .into_values()
         .map(|mut ms| {
-            ms.sort_by(|a, b| b.count.cmp(&a.count).then(a.folder.cmp(&b.folder)));
+            ms.sort_by(|a, b| {
+                (
+                    a.merged_into.is_some(),
+                    std::cmp::Reverse(a.count),
+                    &a.folder,
+                )
+                    .cmp(&(
+                        b.merged_into.is_some(),
+                        std::cmp::Reverse(b.count),
+                        &b.folder,
+                    ))
+            });
             Cluster {
                 signature: ms[0].finding.signature.clone(),
                 kind: format!("{:?}", ms[0].finding.kind),
@@ -235,6 +216,8 @@ pub fn cluster(members: &[Member]) -> Vec<Cluster> {
                     .find(|m| !m.culprits.is_empty())
                     .map(|m| m.culprits.clone())
                     .unwrap_or_default(),
+                reduced: ms.iter().all(|m| m.bug_key.is_some()),
+                upstream: ms.iter().find_map(|m| m.upstream.clone()),
             }
         })
         .collect();
@@ -259,6 +242,9 @@ mod tests {
             count: 1,
             culprits: culprits.iter().map(|c| c.to_string()).collect(),
             reduced_ops: None,
+            bug_key: None,
+            merged_into: None,
+            upstream: None,
         }
     }
 
@@ -309,6 +295,10 @@ mod tests {
 
     #[test]
     fn near_duplicates_cluster_and_distinct_bugs_do_not() {
+        let reduced = |mut m: Member, key: &str| {
+            m.bug_key = Some(key.into());
+            m
+        };
         let members = vec![
             member(
                 "a",
@@ -328,28 +318,56 @@ mod tests {
                 "crash:basic:Type mismatch in LayerNormalization",
                 &[],
             ),
+            reduced(
+                member(
+                    "d",
+                    FindingKind::Inconsistency,
+                    "inconsistency:basic:Div,Mul",
+                    &[],
+                ),
+                "inconsistency|DivMulFusion|Div(i->i),Mul(i->i)|values",
+            ),
+            reduced(
+                member(
+                    "e",
+                    FindingKind::Inconsistency,
+                    "inconsistency:basic:Add,Div,Mul,Relu",
+                    &[],
+                ),
+                "inconsistency|DivMulFusion|Div(i->i),Mul(i->i)|values",
+            ),
+            reduced(
+                member(
+                    "f",
+                    FindingKind::Inconsistency,
+                    "inconsistency:basic:Clip,Relu",
+                    &[],
+                ),
+                "inconsistency|DivMulFusion|Clip(f->f),Relu(f->f)|values",
+            ),
+            // Not reduced: never joins a reduced bug by guess.
             member(
-                "d",
+                "g",
                 FindingKind::Inconsistency,
                 "inconsistency:basic:Div,Mul",
-                &["DivMulFusion"],
-            ),
-            member(
-                "e",
-                FindingKind::Inconsistency,
-                "inconsistency:basic:Add,Div,Mul,Relu",
-                &["DivMulFusion"],
-            ),
-            member(
-                "f",
-                FindingKind::Inconsistency,
-                "inconsistency:basic:Clip,Relu",
-                &["FuseReluClip"],
+                &[],
             ),
         ];
         let clusters = cluster(&members);
-        assert_eq!(clusters.len(), 4, "{clusters:#?}");
+        assert_eq!(clusters.len(), 5, "{clusters:#?}");
         let sizes: Vec<usize> = clusters.iter().map(|c| c.folders.len()).collect();
         assert_eq!(sizes.iter().filter(|s| **s == 2).count(), 2);
+    }
+
+    #[test]
+    fn merged_stubs_join_their_bug_folder_which_comes_first() {
+        let mut stub = member("s", FindingKind::Crash, "crash:basic:one", &[]);
+        stub.merged_into = Some("p".into());
+        stub.count = 9;
+        let primary = member("p", FindingKind::Crash, "crash:basic:two", &[]);
+        let clusters = cluster(&[stub, primary]);
+        assert_eq!(clusters.len(), 1);
+        assert_eq!(clusters[0].folders, ["p", "s"]);
+        assert_eq!(clusters[0].count, 10);
     }
 }

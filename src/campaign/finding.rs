@@ -42,6 +42,14 @@ pub struct Report {
     /// filled in after reduction.
     #[serde(default)]
     pub newest: Option<Result<NewestCheck, String>>,
+    /// What identifies the bug after reduction ([`super::bugs::key`]); findings of one
+    /// campaign with equal keys merge into one bug folder.
+    #[serde(default)]
+    pub bug_key: Option<String>,
+    /// Whether the known-upstream table holds it ([`super::known`]); filled in after
+    /// reduction and refreshed with every report.
+    #[serde(default)]
+    pub upstream: Option<super::known::Upstream>,
 }
 
 impl Report {
@@ -66,6 +74,8 @@ impl Report {
             severity: Some(Severity::of(finding)),
             spec: None,
             newest: None,
+            bug_key: None,
+            upstream: None,
         }
     }
 

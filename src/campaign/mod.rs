@@ -2,9 +2,11 @@
 //! test in process or in an isolated worker, the crash-safe runner with its on-disk state, finding
 //! folders, dedup, and the post-processing of new findings (reduce, bisect, check on the newest release, report).
 
+pub mod bugs;
 pub mod dedup;
 pub mod executor;
 pub mod finding;
+pub mod known;
 pub mod launch;
 pub mod pool;
 pub mod post;

@@ -103,8 +103,22 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     if let Some(case) = &case {
         report.op_types = case.op_types();
         report.nodes = case.graph.op_count();
+    } else if let Some((_, ops)) = files.iter().find(|(name, _)| name == "ops.txt") {
+        // A program: the operator rows the reduced program still computes.
+        let ops: std::collections::BTreeSet<&str> =
+            std::str::from_utf8(ops).unwrap_or("").lines().collect();
+        report.op_types = ops.into_iter().collect::<Vec<_>>().join(",");
     }
+    report.bug_key = Some(super::bugs::key(&report, case.as_ref()));
+    report.upstream = Some(super::known::Upstream::of_report(
+        &report,
+        &envelope.target.name,
+    ));
     report.write(dir).map_err(|e| e.to_string())?;
     super::report_md::write(dir).map_err(|e| e.to_string())?;
+    // One bug, one entry: a finding whose reduced case agrees with an earlier bug's joins it.
+    if let Some(bug) = super::bugs::merge(dir)? {
+        super::report_md::write(&bug).map_err(|e| e.to_string())?;
+    }
     Ok(reduction)
 }

@@ -4,7 +4,7 @@
 //! reproduce it without dlcfuzz, whether the newest release still has it, and how often and
 //! how small the fuzzer saw it.
 
-use super::finding::{read_count, Report};
+use super::finding::Report;
 use super::finding::{read_reduction, Envelope, ORIGINAL_MODEL};
 use std::fmt::Write;
 use std::path::Path;
@@ -63,8 +63,17 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
             crate::oracle::FindingKind::OutOfMemory => "exhausts memory",
         }
     );
+    // Matched afresh on every write: the table may have grown since the finding was reduced.
+    let upstream = match &envelope {
+        Some(e) => super::known::Upstream::of_report(&report, &e.target.name),
+        None => report
+            .upstream
+            .clone()
+            .unwrap_or(super::known::Upstream::New),
+    };
+    let _ = writeln!(md, "\n- **Upstream:** {}", upstream.describe());
     if let Some(severity) = report.severity {
-        let _ = writeln!(md, "\n- **Severity:** {}", severity.describe());
+        let _ = writeln!(md, "- **Severity:** {}", severity.describe());
     }
     let _ = writeln!(md, "- **Optimization level:** `{}`", f.level);
     if let Some(blame) = f.blame {
@@ -181,11 +190,24 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         let _ = writeln!(md, "Optimizer patterns spliced in: {}.\n", names.join(", "));
     }
     let _ = writeln!(md, "## Urgency\n");
+    let members = super::bugs::merged_members(dir);
     let _ = writeln!(
         md,
-        "Found by fuzzing; the fuzzer hit this signature in {} test(s).\n",
-        read_count(dir)
+        "Found by fuzzing; the fuzzer hit this bug in {} test(s), under {} signature(s).\n",
+        super::bugs::total_hits(dir),
+        1 + members.len()
     );
+    for m in &members {
+        let _ = writeln!(
+            md,
+            "- merged: `{}` (input `hits/{}.bin`)",
+            m.signature.replace('`', "'"),
+            m.folder
+        );
+    }
+    if !members.is_empty() {
+        let _ = writeln!(md);
+    }
     let _ = writeln!(md, "## Environment\n");
     let _ = writeln!(
         md,

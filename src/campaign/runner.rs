@@ -28,7 +28,7 @@ use crate::oracle::Verdict;
 use crate::targets::TargetConfig;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -510,9 +510,33 @@ fn job(
     }
 }
 
-/// Reduces each new finding folder in a `dlcfuzz reduce` child, one at a time, until `stop`.
+/// The family of a queued finding: its signature without the op list (a crash's message,
+/// a localized mismatch's op, an inconsistency's level). The reducer serves the family it
+/// has reduced least, so a flood of one bug's signatures does not starve the others.
+fn family(dir: &Path) -> String {
+    finding::Report::read(dir)
+        .map(|r| crate::reduce::reduction_key(&r.finding.signature))
+        .unwrap_or_default()
+}
+
+/// Reduces each new finding folder in a `dlcfuzz reduce` child, one at a time, until `stop`:
+/// of the folders queued, one of the family reduced least so far, first come first served.
 fn reducer(reduce: &AutoReduce, queue: mpsc::Receiver<PathBuf>, stop: &AtomicBool) {
-    while let Ok(dir) = queue.recv() {
+    let mut waiting: Vec<(String, PathBuf)> = Vec::new();
+    let mut served: BTreeMap<String, usize> = BTreeMap::new();
+    loop {
+        if waiting.is_empty() {
+            match queue.recv() {
+                Ok(dir) => waiting.push((family(&dir), dir)),
+                Err(_) => return,
+            }
+        }
+        waiting.extend(queue.try_iter().map(|dir| (family(&dir), dir)));
+        let next = (0..waiting.len())
+            .min_by_key(|&i| (served.get(&waiting[i].0).copied().unwrap_or(0), i))
+            .expect("a waiting folder");
+        let (family, dir) = waiting.remove(next);
+        *served.entry(family).or_default() += 1;
         if stop.load(Ordering::Relaxed) {
             continue;
         }
@@ -578,7 +602,8 @@ pub fn run(
     // Findings of earlier runs that were never reported go first.
     if config.reduce.is_some() {
         for dir in finding_dirs(&config.out) {
-            if !dir.join("report.md").exists() {
+            let stub = super::bugs::merged_into(&dir).is_some();
+            if !stub && !dir.join("report.md").exists() {
                 let _ = tx.send(dir);
             }
         }

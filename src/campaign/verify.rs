@@ -72,9 +72,17 @@ pub fn spec_basis(finding: &Finding) -> String {
 
 /// The op of a localized reference mismatch (`reference-mismatch:Op(sig)`).
 fn localized_op(signature: &str) -> Option<&str> {
+    localized_op_sig(signature).map(|(op, _)| op)
+}
+
+/// The op and dtype signature a `reference-mismatch:Op(sig)` finding was localized to.
+pub fn localized_op_sig(signature: &str) -> Option<(&str, &str)> {
     let rest = signature.strip_prefix("reference-mismatch:")?;
-    let (op, _) = rest.split_once('(')?;
-    op.chars().all(|c| c.is_ascii_alphanumeric()).then_some(op)
+    let (op, sig) = rest.split_once('(')?;
+    let sig = sig.strip_suffix(')')?;
+    op.chars()
+        .all(|c| c.is_ascii_alphanumeric())
+        .then_some((op, sig))
 }
 
 /// The first paragraph of the ONNX specification of `op` (opset 19), from the `onnx` package

@@ -15,6 +15,11 @@
 //!   nearest-mode Resize whose source coordinate sits on a rounding boundary.
 //! - **Behaviour the ONNX specification leaves undefined** ([`undefined`]), each rule citing
 //!   the sentence (or the silence) it rests on.
+//! - **Readings the specification leaves open** ([`ambiguous`]): where the operator text, its
+//!   function body, the `onnx` reference and the backend tests disagree (Resize's `scale`
+//!   with a non-integral output length, overflow inside Softplus's and ReduceLogSumExp's
+//!   function bodies, integer ReduceL2/ReduceLogSum/ReduceMean, ceil-mode pool windows that
+//!   start in the right padding). A compiler following any reading is right.
 
 use super::precision::ACCUMULATING;
 use super::{resize, with_args, RefError};
@@ -136,16 +141,15 @@ pub fn on_boundary(
     })
 }
 
-/// Whether a nearest-mode Resize picks a source index from a coordinate that sits on a
-/// rounding boundary: the exact coordinate is an integer (or a tie), and a compiler that
-/// computes it in `float` legitimately lands on either side.
-fn resize_ambiguous(
+/// Runs `f` on the arguments of op node `n` (its computed inputs and constant operands).
+fn with_node_args<R>(
     graph: &Graph,
     n: NodeIndex,
     values: &BTreeMap<ValueRef, Tensor>,
-) -> Result<bool, RefError> {
+    f: impl FnOnce(&super::Args) -> Result<R, RefError>,
+) -> Result<R, RefError> {
     let NodeKind::Op(op) = &graph.node(n).kind else {
-        return Ok(false);
+        return Err(RefError::Failed("not an op node".into()));
     };
     let parts = node_parts(op);
     let data = graph.inputs_of(n);
@@ -159,14 +163,18 @@ fn resize_ambiguous(
         inputs.push(c.as_ref().map(super::convert::to_tch));
     }
     let out: Vec<DType> = graph.node(n).outputs.iter().map(|t| t.dtype).collect();
-    with_args(
-        parts.op_type,
-        parts.attrs,
-        inputs,
-        dtypes,
-        &out,
-        resize::nearest_ambiguous,
-    )
+    with_args(parts.op_type, parts.attrs, inputs, dtypes, &out, f)
+}
+
+/// Whether a nearest-mode Resize picks a source index from a coordinate that sits on a
+/// rounding boundary: the exact coordinate is an integer (or a tie), and a compiler that
+/// computes it in `float` legitimately lands on either side.
+fn resize_ambiguous(
+    graph: &Graph,
+    n: NodeIndex,
+    values: &BTreeMap<ValueRef, Tensor>,
+) -> Result<bool, RefError> {
+    with_node_args(graph, n, values, resize::nearest_ambiguous)
 }
 
 /// Why op node `n` computes something the ONNX specification leaves undefined, for the
@@ -289,19 +297,26 @@ pub fn undefined(
     })
 }
 
-/// Whether an AveragePool that excludes padding from its counts has a window (along some
-/// spatial axis) whose taps all fall into the padding.
-fn all_padding_window(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
-    let int = |name: &str| match op.attrs.get(name) {
-        Some(AttrValue::Int(v)) => Some(*v),
-        _ => None,
-    };
+/// One spatial axis of a pooling node: input length, kernel, stride, dilation, pads, and the
+/// output length this reference computes (ceil mode counts a window starting in the right
+/// padding, as MaxPool-12 and the `onnx` reference do).
+struct PoolAxis {
+    len: i64,
+    kernel: i64,
+    stride: i64,
+    dilation: i64,
+    pad_begin: i64,
+    out: i64,
+}
+
+/// The spatial axes of a pooling node over input shape `x` (none when malformed).
+fn pool_axes(op: &crate::ir::graph::OpNode, x: &[usize]) -> Vec<PoolAxis> {
     let ints = |name: &str| match op.attrs.get(name) {
         Some(AttrValue::Ints(v)) => Some(v.clone()),
         _ => None,
     };
-    if int("count_include_pad").unwrap_or(0) != 0 || x.len() < 3 {
-        return false;
+    if x.len() < 3 {
+        return Vec::new();
     }
     let spatial = &x[2..];
     let n = spatial.len();
@@ -309,34 +324,128 @@ fn all_padding_window(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
     let strides = ints("strides").unwrap_or_else(|| vec![1; n]);
     let pads = ints("pads").unwrap_or_else(|| vec![0; 2 * n]);
     let dilations = ints("dilations").unwrap_or_else(|| vec![1; n]);
-    let ceil = int("ceil_mode").unwrap_or(0) == 1;
-    (0..n).any(|i| {
-        let (Some(k), Some(s), Some(d)) = (kernel.get(i), strides.get(i), dilations.get(i)) else {
-            return false;
-        };
-        let (pb, pe) = (
-            pads.get(i).copied().unwrap_or(0),
-            pads.get(n + i).copied().unwrap_or(0),
-        );
-        let len = spatial[i] as i64;
-        let span = len + pb + pe - (d * (k - 1) + 1);
-        if span < 0 || *s < 1 {
-            return false;
-        }
-        let out = if ceil {
-            (span + s - 1) / s + 1
-        } else {
-            span / s + 1
-        };
-        (0..out).any(|o| {
-            let start = o * s - pb;
-            (0..*k).all(|j| !(0..len).contains(&(start + j * d)))
+    let ceil = pool_int(op, "ceil_mode") == 1;
+    (0..n)
+        .filter_map(|i| {
+            let (k, s, d) = (*kernel.get(i)?, *strides.get(i)?, *dilations.get(i)?);
+            let (pb, pe) = (
+                pads.get(i).copied().unwrap_or(0),
+                pads.get(n + i).copied().unwrap_or(0),
+            );
+            let len = spatial[i] as i64;
+            let span = len + pb + pe - (d * (k - 1) + 1);
+            if span < 0 || s < 1 {
+                return None;
+            }
+            let out = if ceil {
+                (span + s - 1) / s + 1
+            } else {
+                span / s + 1
+            };
+            Some(PoolAxis {
+                len,
+                kernel: k,
+                stride: s,
+                dilation: d,
+                pad_begin: pb,
+                out,
+            })
         })
+        .collect()
+}
+
+fn pool_int(op: &crate::ir::graph::OpNode, name: &str) -> i64 {
+    match op.attrs.get(name) {
+        Some(AttrValue::Int(v)) => *v,
+        _ => 0,
+    }
+}
+
+/// Whether an AveragePool that excludes padding from its counts has a window (along some
+/// spatial axis) whose taps all fall into the padding.
+fn all_padding_window(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
+    pool_int(op, "count_include_pad") == 0
+        && pool_axes(op, x).iter().any(|a| {
+            (0..a.out).any(|o| {
+                let start = o * a.stride - a.pad_begin;
+                (0..a.kernel).all(|j| !(0..a.len).contains(&(start + j * a.dilation)))
+            })
+        })
+}
+
+/// Whether a ceil-mode pooling node's last window starts in the right padding: MaxPool-12
+/// (and the `onnx` reference) count that window, the corrected text (onnx/onnx#5711, "Sliding
+/// windows that would start in the right padded region are ignored", MaxPool-22) drops it.
+fn window_starts_in_right_padding(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
+    pool_int(op, "ceil_mode") == 1
+        && pool_axes(op, x)
+            .iter()
+            .any(|a| (a.out - 1) * a.stride - a.pad_begin >= a.len)
+}
+
+/// The largest `x` whose `exp(x)` is finite in `dtype` (ln of its largest value).
+fn exp_limit(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 65504f64.ln(),
+        DType::F32 => (f32::MAX as f64).ln(),
+        _ => f64::MAX.ln(),
+    }
+}
+
+/// Why op node `n`, for the values computed, falls where the ONNX specification admits more
+/// than one reading (its operator text, its function body, the `onnx` reference
+/// implementation and its backend tests disagree): `Some(rule)` citing the clauses, `None`
+/// when every reading gives one result. Such values are never compared: a compiler that
+/// follows any admissible reading is right.
+pub fn ambiguous(
+    graph: &Graph,
+    n: NodeIndex,
+    values: &BTreeMap<ValueRef, Tensor>,
+) -> Result<Option<&'static str>, RefError> {
+    let NodeKind::Op(op) = &graph.node(n).kind else {
+        return Ok(None);
+    };
+    let inputs = graph.inputs_of(n);
+    let Some(first) = inputs.first() else {
+        return Ok(None);
+    };
+    let in_dtype = graph.ty(*first).dtype;
+    Ok(match op.op_type() {
+        // Resize-19: "scale = length_resized / length_original" in the operator text, while
+        // `onnx.reference` and the backend tests (test_resize_downsample_scales_*) use the
+        // `scales` input; with a non-integral `length_original * scale` the two differ, and
+        // so does `align_corners` over the integral or the fractional output length.
+        "Resize" if with_node_args(graph, n, values, resize::scales_ambiguous)? => {
+            Some("Resize: `scales` with a non-integral output length (text vs onnx.reference)")
+        }
+        // Softplus-1's function body is log(exp(x) + 1) and ReduceLogSumExp-18's is
+        // log(ReduceSum(exp(x))): a kernel that follows the body overflows to inf where
+        // exp(x) leaves the type's range, a stable kernel does not; both are admissible.
+        "Softplus" | "ReduceLogSumExp"
+            if in_dtype.is_float()
+                && any(&values[first].to_kind(Kind::Double).gt(exp_limit(in_dtype))) =>
+        {
+            Some("Softplus/ReduceLogSumExp: exp(x) overflows inside the spec's function body")
+        }
+        // ReduceL2, ReduceLogSum and ReduceMean on integers: sqrt, log and a division form a
+        // fractional value and the operator texts never say how it becomes an integer
+        // (truncation and rounding are both in use).
+        "ReduceL2" | "ReduceLogSum" | "ReduceMean" if in_dtype.is_int() => {
+            Some("ReduceL2/ReduceLogSum/ReduceMean: rounding of an integer result is unspecified")
+        }
+        // MaxPool/AveragePool ceil_mode: the output length depends on the opset's rule.
+        "MaxPool" | "AveragePool"
+            if window_starts_in_right_padding(op, &graph.ty(*first).shape) =>
+        {
+            Some("MaxPool/AveragePool: a ceil-mode window starting in the right padding")
+        }
+        _ => None,
     })
 }
 
 /// The op nodes of `graph` that are fragile for the computed `values` under `margin`: on a
-/// boundary or undefined themselves, downstream of one that is, or listed in `seeds`.
+/// boundary, undefined or ambiguous themselves, downstream of one that is, or listed in
+/// `seeds`.
 pub fn fragile_nodes(
     graph: &Graph,
     values: &BTreeMap<ValueRef, Tensor>,
@@ -349,10 +458,9 @@ pub fn fragile_nodes(
             seeds.contains(&n) || graph.inputs_of(n).iter().any(|v| fragile.contains(&v.node));
         if tainted
             || tch::no_grad(|| -> Result<bool, RefError> {
-                Ok(
-                    undefined(graph, n, values)?.is_some()
-                        || on_boundary(graph, n, values, margin)?,
-                )
+                Ok(undefined(graph, n, values)?.is_some()
+                    || ambiguous(graph, n, values)?.is_some()
+                    || on_boundary(graph, n, values, margin)?)
             })?
         {
             fragile.insert(n);
@@ -386,12 +494,17 @@ mod tests {
 
     /// A graph `op(x[, y])` on `dtype` with the given input values: whether its node is on a
     /// boundary (with a 1e-3 relative margin) and whether it is undefined.
-    fn judge(op: &str, dtype: DType, xs: Vec<Tensor>) -> (bool, bool) {
+    fn judge(op: &str, dtype: DType, xs: Vec<Tensor>) -> (bool, bool, bool) {
         judge_with(op, dtype, Attrs::default(), xs)
     }
 
     /// [`judge`] with attributes.
-    fn judge_with(op: &str, dtype: DType, attrs: Attrs<i64>, xs: Vec<Tensor>) -> (bool, bool) {
+    fn judge_with(
+        op: &str,
+        dtype: DType,
+        attrs: Attrs<i64>,
+        xs: Vec<Tensor>,
+    ) -> (bool, bool, bool) {
         let t = TensorType::new(dtype, vec![xs[0].numel()]);
         let mut g = Graph::new();
         let mut values = BTreeMap::new();
@@ -415,6 +528,7 @@ mod tests {
         (
             on_boundary(&g, n, &values, &m).unwrap(),
             undefined(&g, n, &values).unwrap().is_some(),
+            ambiguous(&g, n, &values).unwrap().is_some(),
         )
     }
 
@@ -470,5 +584,49 @@ mod tests {
         assert!(!judge_with("Resize", DType::U8, mode("nearest"), x()).1);
         let floats = vec![Tensor::from_slice(&[1.0f32, 4.0])];
         assert!(!judge_with("Resize", DType::F32, mode("linear"), floats).1);
+    }
+
+    #[test]
+    fn readings_the_spec_leaves_open_are_ambiguous() {
+        let scales = |s: f64| Attrs {
+            consts: vec![ConstInput::Absent, ConstInput::Floats(vec![s as f32])],
+            ..Attrs::default()
+        };
+        let x = || vec![Tensor::from_slice(&[1.0f32, 4.0])];
+        // 2 × 1.25 = 2.5: the text's length ratio (1) and the `scales` input (1.25) differ.
+        assert!(judge_with("Resize", DType::F32, scales(1.25), x()).2);
+        assert!(!judge_with("Resize", DType::F32, scales(1.5), x()).2);
+        let f = |v: &[f32]| vec![Tensor::from_slice(v)];
+        assert!(judge("Softplus", DType::F32, f(&[1.0, 100.0])).2);
+        assert!(!judge("Softplus", DType::F32, f(&[1.0, 80.0])).2);
+        let ints = vec![Tensor::from_slice(&[3i32, 4])];
+        assert!(judge("ReduceL2", DType::I32, ints).2);
+        assert!(!judge("ReduceL2", DType::F32, f(&[3.0, 4.0])).2);
+    }
+
+    #[test]
+    fn a_ceil_mode_window_starting_in_the_right_padding_is_found() {
+        let pool = |pads: Vec<i64>| crate::ir::graph::OpNode {
+            spec: spec_id("MaxPool").unwrap(),
+            sig: Sig::uniform(DType::F32, 1),
+            attrs: Attrs {
+                named: vec![
+                    ("kernel_shape".into(), AttrValue::Ints(vec![2])),
+                    ("strides".into(), AttrValue::Ints(vec![2])),
+                    ("pads".into(), AttrValue::Ints(pads)),
+                    ("ceil_mode".into(), AttrValue::Int(1)),
+                ],
+                ..Attrs::default()
+            },
+        };
+        // Length 4, pads (0, 1): ceil gives 3 windows, the last starting at 4 (padding).
+        assert!(window_starts_in_right_padding(
+            &pool(vec![0, 1]),
+            &[1, 1, 4]
+        ));
+        assert!(!window_starts_in_right_padding(
+            &pool(vec![0, 0]),
+            &[1, 1, 4]
+        ));
     }
 }

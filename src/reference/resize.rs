@@ -253,6 +253,21 @@ pub(super) fn nearest_ambiguous(a: &Args) -> Result<bool, RefError> {
     Ok(false)
 }
 
+/// Whether a `Resize` given `scales` has a resampled axis whose `length * scale` is not an
+/// integer: the operator text's `scale = length_resized / length_original` then differs from
+/// the `scales` input the `onnx` reference uses (and `align_corners` from its fractional
+/// output length), so the readings give different outputs.
+pub(super) fn scales_ambiguous(a: &Args) -> Result<bool, RefError> {
+    let Some(scales) = a.float_values(2)?.filter(|s| !s.is_empty()) else {
+        return Ok(false);
+    };
+    let (_, plan) = plan(a)?;
+    Ok(plan
+        .iter()
+        .zip(&scales)
+        .any(|(ax, s)| ((ax.input as f64) * s).fract() != 0.0))
+}
+
 /// Runs `Resize`.
 pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
     let x = a.x(0)?;

@@ -4,9 +4,11 @@
 
 pub mod plot;
 
+use crate::campaign::bugs::merged_into;
 use crate::campaign::dedup::{cluster, Cluster, Member};
 use crate::campaign::finding::read_reduction;
-use crate::campaign::finding::{read_count, Report};
+use crate::campaign::finding::{read_count, Envelope, Report};
+use crate::campaign::known::Upstream;
 use crate::campaign::runner::{finding_dirs, STATS_CSV};
 use plot::{line_chart, Series};
 use std::fmt::Write;
@@ -36,6 +38,10 @@ pub fn members(out: &Path) -> Vec<Member> {
         .filter_map(|dir| {
             let report = Report::read(&dir).ok()?;
             let reduced = read_reduction(&dir);
+            let target = Envelope::read(&dir)
+                .map(|e| e.target.name)
+                .unwrap_or_default();
+            let upstream = (!target.is_empty()).then(|| Upstream::of_report(&report, &target));
             Some(Member {
                 folder: dir.file_name()?.to_string_lossy().into_owned(),
                 count: read_count(&dir),
@@ -44,6 +50,9 @@ pub fn members(out: &Path) -> Vec<Member> {
                     _ => Vec::new(),
                 },
                 reduced_ops: reduced.map(|_| report.op_types.clone()),
+                bug_key: report.bug_key.clone(),
+                merged_into: merged_into(&dir),
+                upstream,
                 finding: report.finding,
             })
         })
@@ -68,13 +77,37 @@ pub struct Summary {
 pub fn campaign_json(out: &Path) -> Result<serde_json::Value, String> {
     let path = campaign(out)?;
     let summary = summarize(out);
+    let known = summary.known();
     Ok(serde_json::json!({
         "report": path,
         "distinct_signatures": summary.signatures,
         "distinct_after_dedup": summary.clusters.len(),
+        "known_upstream": summary.upstream(),
+        "on_file": known - summary.upstream(),
+        "new": summary.clusters.len() - known,
+        "unreduced_bugs": summary.clusters.iter().filter(|c| !c.reduced).count(),
         "reduced": summary.reduced,
         "mean_reduction_ratio": summary.mean_reduction_ratio,
     }))
+}
+
+impl Summary {
+    /// Bugs the known-upstream table holds (reported upstream, or on file here).
+    pub fn known(&self) -> usize {
+        self.count(Upstream::is_known)
+    }
+
+    /// Bugs reported upstream already.
+    pub fn upstream(&self) -> usize {
+        self.count(Upstream::is_upstream)
+    }
+
+    fn count(&self, which: fn(&Upstream) -> bool) -> usize {
+        self.clusters
+            .iter()
+            .filter(|c| c.upstream.as_ref().is_some_and(which))
+            .count()
+    }
 }
 
 /// Computes the [`Summary`] of campaign folder `out`.
@@ -116,7 +149,10 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     let get = |k: &str| last.get(k).copied().unwrap_or(0.0);
     let summary = summarize(out);
     // Refresh every finding's report.md: hit counts have grown since it was written.
-    for dir in finding_dirs(out) {
+    for dir in finding_dirs(out)
+        .into_iter()
+        .filter(|d| merged_into(d).is_none())
+    {
         if let Err(e) = crate::campaign::report_md::write(&dir) {
             tracing::warn!("{}: {e}", dir.display());
         }
@@ -161,11 +197,16 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
         get("peak_test_rss_mb"),
         get("restarts")
     );
+    let known = summary.known();
     let _ = writeln!(
         md,
-        "- Findings: **{} distinct signatures → {} distinct bugs after dedup**, {} tests hit one",
+        "- Findings: **{} distinct signatures → {} distinct bugs after dedup** ({} known upstream, {} on file here, {} new; {} not reduced yet), {} tests hit one",
         summary.signatures,
         summary.clusters.len(),
+        summary.upstream(),
+        known - summary.upstream(),
+        summary.clusters.len() - known,
+        summary.clusters.iter().filter(|c| !c.reduced).count(),
         get("finding_tests")
     );
     match summary.mean_reduction_ratio {
@@ -185,22 +226,35 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     }
     let _ = writeln!(md, "\n![findings](findings.png)\n![coverage](coverage.png)\n![transformers](transformers.png)\n");
     let _ = writeln!(md, "## Distinct bugs\n");
-    let _ = writeln!(md, "| # | kind | hits | signature | culprits | folders |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "One row per bug: the bug folder first, the signatures merged into it below.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| # | kind | hits | upstream | culprits | bug folder | signatures |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for (i, c) in summary.clusters.iter().enumerate() {
+        let upstream = match &c.upstream {
+            Some(u) => u.describe(),
+            None => "?".to_string(),
+        };
+        let bug = &c.folders[0];
         let _ = writeln!(
             md,
-            "| {} | {} | {} | `{}` | {} | {} |",
+            "| {} | {}{} | {} | {} | {} | [{bug}](findings/{bug}/report.md) | {} |",
             i + 1,
             c.kind,
+            if c.reduced { "" } else { " (not reduced)" },
             c.count,
-            c.signature.replace('|', "/"),
+            upstream.replace('|', "/"),
             c.culprits.join(", "),
-            c.folders
+            c.signatures
                 .iter()
-                .map(|f| format!("[{f}](findings/{f}/report.md)"))
+                .map(|s| format!("`{}`", s.replace('|', "/").replace('`', "'")))
                 .collect::<Vec<_>>()
-                .join(" ")
+                .join("<br>")
         );
     }
     let path = out.join("report.md");

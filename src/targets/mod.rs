@@ -408,6 +408,13 @@ impl TargetInfo {
         options
     }
 
+    /// The default reduction budget of one new finding: three per-test time limits, at least
+    /// 30 s (a torch.compile candidate takes seconds, and a program of 30 statements needs a
+    /// few dozen candidates before its signature names the statement at fault).
+    pub fn reduce_budget(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64((3.0 * self.test_seconds).max(30.0))
+    }
+
     /// Builds the target for `config`.
     pub fn build(&self, config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
         (self.build)(config).map_err(|e| format!("{}: {e}", self.name))
@@ -639,6 +646,10 @@ pub fn by_name(name: &str) -> Result<&'static TargetInfo, String> {
 
 /// Builds the target `config` names.
 pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    // The reference, the value search and TorchScript run libtorch on tiny tensors: one
+    // intra-op thread. With OpenMP's default (a thread per core) the idle threads spin after
+    // every op, which cost an ONNX Runtime campaign about a tenth of its CPU.
+    tch::set_num_threads(1);
     by_name(&config.name)?.build(config)
 }
 

@@ -55,6 +55,26 @@ impl SurfaceTest {
             .collect()
     }
 
+    /// The rows whose results the program still computes (after reduction cut statements),
+    /// in order; the generated rows when none of them is left.
+    pub fn live_ops(&self) -> Vec<&'static str> {
+        let bodies = std::iter::once(&self.program.body)
+            .chain(self.program.functions.iter().map(|f| &f.body));
+        let mut live: Vec<&'static str> = Vec::new();
+        for var in bodies.flatten().flat_map(|s| s.defs()) {
+            if let Some(op) = self.producers.get(&var) {
+                if !live.contains(op) {
+                    live.push(op);
+                }
+            }
+        }
+        if live.is_empty() {
+            self.ops.clone()
+        } else {
+            live
+        }
+    }
+
     /// How many independent programs the test packs.
     pub fn components(&self) -> usize {
         self.component_of.values().max().map_or(1, |c| c + 1)

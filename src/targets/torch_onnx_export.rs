@@ -338,7 +338,10 @@ impl OnnxExportHarness {
                 "mutations.txt".to_string(),
                 test.applied.join("\n").into_bytes(),
             ),
-            ("ops.txt".to_string(), test.ops.join("\n").into_bytes()),
+            (
+                "ops.txt".to_string(),
+                test.live_ops().join("\n").into_bytes(),
+            ),
         ];
         if let Some(model) = model {
             files.push((super::MODEL.to_string(), model));

@@ -1,0 +1,383 @@
+//! One bug, one entry: after reduction, a finding whose reduced case agrees with an earlier
+//! one's merges into that earlier bug folder.
+//!
+//! The **bug key** of a reduced finding is what a maintainer compares by hand: the kind of
+//! failure (the signature's class), the bisected culprit passes, the reduced case's op types
+//! with the *class* of their element types (float, integer, bool: one Resize bug on
+//! int8 and uint32 is one bug, a Mod bug on floats and one on integers are two), and the
+//! symptom (a crash's normalized message with type names abstracted, or a mismatch's kind:
+//! shape, dtype, values, output count). A `reference-mismatch` is keyed by the op it was
+//! localized to, not by the context the reducer kept.
+//!
+//! Merging keeps everything: the member's input is copied into the bug folder
+//! (`hits/<member>.bin`, listed in `merged.json` with its signature), and the member folder
+//! becomes a stub holding `merged-into`, its `report.json`, `input.bin`, `target.json` and
+//! its hit count, which the campaign keeps counting. Reports sum the hits of a bug's stubs.
+
+use super::dedup::normalize;
+use super::finding::{Report, INPUT};
+use crate::gen::TestCase;
+use crate::ir::{DType, NodeKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The file naming, in a merged member's stub, the bug folder it joined.
+pub const MERGED_INTO: &str = "merged-into";
+/// The bug folder's list of merged members.
+pub const MERGED_JSON: &str = "merged.json";
+/// The bug folder's copies of its members' inputs.
+pub const HITS: &str = "hits";
+
+/// A member merged into a bug folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedMember {
+    /// Its folder name (now a stub).
+    pub folder: String,
+    /// Its signature.
+    pub signature: String,
+}
+
+/// `f32,i64->bool` → `f,i->b`: the element-type classes of a dtype signature.
+fn classes(sig: &str) -> String {
+    fn class(name: &str) -> &str {
+        match DType::from_name(name) {
+            Some(d) if d.is_float() => "f",
+            Some(d) if d.is_int() => "i",
+            Some(_) => "b",
+            None => name,
+        }
+    }
+    let side = |s: &str| {
+        let mut seen: Vec<&str> = Vec::new();
+        for c in s.split(',').filter(|t| !t.is_empty()).map(class) {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen.join(",")
+    };
+    match sig.split_once("->") {
+        Some((ins, outs)) => format!("{}->{}", side(ins), side(outs)),
+        None => side(sig),
+    }
+}
+
+/// The reduced case's op types with their element-type classes, sorted and deduplicated.
+pub fn op_classes(case: &TestCase) -> Vec<String> {
+    let ops: BTreeSet<String> = case
+        .graph
+        .op_nodes()
+        .into_iter()
+        .filter_map(|n| match &case.graph.node(n).kind {
+            NodeKind::Op(op) => Some(format!("{}({})", op.op_type(), classes(&op.sig.key()))),
+            _ => None,
+        })
+        .collect();
+    ops.into_iter().collect()
+}
+
+/// What kind of disagreement a detail text describes.
+fn mismatch_kind(detail: &str) -> &'static str {
+    if detail.contains("output count") {
+        "count"
+    } else if detail.contains("shape [") || detail.contains("shape ") && detail.contains(" vs ") {
+        "shape"
+    } else if detail.contains("dtype ") {
+        "dtype"
+    } else {
+        "values"
+    }
+}
+
+/// A crash message with its level, op list and element-type names abstracted.
+fn crash_symptom(signature: &str) -> String {
+    let key = crate::reduce::reduction_key(signature);
+    let mut parts: Vec<&str> = key.splitn(3, ':').collect();
+    if parts.len() == 3 {
+        parts.remove(1);
+    }
+    let message = normalize(&parts.join(":"));
+    let mut out = message;
+    for d in DType::ALL {
+        for name in [d.numpy_name(), d.name()] {
+            out = out.replace(&format!("({name})"), "(T)");
+            out = out.replace(&format!("'{name}'"), "'T'");
+        }
+    }
+    out
+}
+
+/// The bug key of a finding (see the module text); `reduced` is its reduced test case when
+/// the target's input is a graph.
+pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
+    let f = &report.finding;
+    let class = f.signature.split(':').next().unwrap_or("");
+    let mut culprits = match &report.culprits {
+        Some(Ok(c)) => c.culprits.clone(),
+        _ => Vec::new(),
+    };
+    culprits.sort();
+    let ops = match crate::campaign::verify::localized_op_sig(&f.signature) {
+        Some((op, sig)) => format!("{op}({})", classes(sig)),
+        None => match reduced {
+            Some(case) => op_classes(case).join(","),
+            None => report.op_types.clone(),
+        },
+    };
+    let symptom = match f.kind {
+        crate::oracle::FindingKind::Crash if culprits.is_empty() => crash_symptom(&f.signature),
+        crate::oracle::FindingKind::Crash => "crash".to_string(),
+        crate::oracle::FindingKind::Inconsistency => mismatch_kind(&f.detail).to_string(),
+        _ => String::new(),
+    };
+    format!("{class}|{}|{ops}|{symptom}", culprits.join("+"))
+}
+
+/// The key of a finding not reduced yet: its exact signature, or for a crash its normalized
+/// message without level or element-type names. Never equal to a reduced finding's key.
+pub fn provisional_key(f: &crate::oracle::Finding) -> String {
+    match f.kind {
+        crate::oracle::FindingKind::Crash => format!("unreduced|{}", crash_symptom(&f.signature)),
+        _ => format!("unreduced|{}", f.signature),
+    }
+}
+
+/// The bug folder a stub was merged into, if `dir` is a stub.
+pub fn merged_into(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(MERGED_INTO))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The members merged into the bug folder `dir`.
+pub fn merged_members(dir: &Path) -> Vec<MergedMember> {
+    std::fs::read(dir.join(MERGED_JSON))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Files a stub keeps: enough to replay the member and to keep counting its hits.
+const STUB_KEEPS: [&str; 6] = [
+    INPUT,
+    super::finding::REDUCTION_JSON,
+    super::finding::REPORT_JSON,
+    super::finding::TARGET_JSON,
+    super::finding::COUNT,
+    MERGED_INTO,
+];
+
+/// Merges the reduced finding in `dir` into the first other bug folder beside it whose
+/// report carries the same bug key; returns that folder, or `None` when `dir` is a new bug.
+pub fn merge(dir: &Path) -> Result<Option<PathBuf>, String> {
+    let report = Report::read(dir)?;
+    let Some(key) = &report.bug_key else {
+        return Ok(None);
+    };
+    let Some(findings) = dir.parent() else {
+        return Ok(None);
+    };
+    let mut siblings: Vec<PathBuf> = std::fs::read_dir(findings)
+        .map_err(|e| format!("{}: {e}", findings.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p != dir && merged_into(p).is_none())
+        .collect();
+    siblings.sort();
+    let Some(bug) = siblings
+        .into_iter()
+        .find(|p| Report::read(p).is_ok_and(|r| r.bug_key.as_ref() == Some(key)))
+    else {
+        return Ok(None);
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let io = |e: std::io::Error| format!("merging {} into {}: {e}", dir.display(), bug.display());
+    std::fs::create_dir_all(bug.join(HITS)).map_err(io)?;
+    std::fs::copy(dir.join(INPUT), bug.join(HITS).join(format!("{name}.bin"))).map_err(io)?;
+    let mut members = merged_members(&bug);
+    members.push(MergedMember {
+        folder: name,
+        signature: report.finding.signature.clone(),
+    });
+    std::fs::write(
+        bug.join(MERGED_JSON),
+        serde_json::to_vec_pretty(&members).expect("serializable"),
+    )
+    .map_err(io)?;
+    let bug_name = bug.file_name().unwrap_or_default().to_string_lossy();
+    std::fs::write(dir.join(MERGED_INTO), format!("{bug_name}\n")).map_err(io)?;
+    for entry in std::fs::read_dir(dir).map_err(io)?.flatten() {
+        let keep = STUB_KEEPS
+            .iter()
+            .any(|k| entry.file_name().to_string_lossy() == *k);
+        if !keep {
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
+    Ok(Some(bug))
+}
+
+/// The hits of the bug folder `dir`: its own count plus its merged members'.
+pub fn total_hits(dir: &Path) -> u64 {
+    let own = super::finding::read_count(dir);
+    let findings = dir.parent().unwrap_or(dir);
+    own + merged_members(dir)
+        .iter()
+        .map(|m| super::finding::read_count(&findings.join(&m.folder)))
+        .sum::<u64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::{Finding, FindingKind};
+
+    fn report(kind: FindingKind, signature: &str, detail: &str, culprits: &[&str]) -> Report {
+        let finding = Finding {
+            kind,
+            level: "basic".into(),
+            signature: signature.into(),
+            detail: detail.into(),
+            blame: None,
+        };
+        let mut r = Report::new(&finding, "b".into(), "Add".into(), 1, &[], Path::new("x"));
+        r.culprits = (!culprits.is_empty()).then(|| {
+            Ok(crate::backend::bisect::Culprits {
+                culprits: culprits.iter().map(|c| c.to_string()).collect(),
+                ..Default::default()
+            })
+        });
+        r
+    }
+
+    #[test]
+    fn element_types_are_abstracted_to_classes() {
+        assert_eq!(classes("i8,i32->i32"), "i->i");
+        assert_eq!(classes("u64->f32"), "i->f");
+        assert_eq!(classes("f16,bool->f64"), "f,b->f");
+    }
+
+    #[test]
+    fn one_localized_op_on_two_integer_types_is_one_bug() {
+        let a = report(
+            FindingKind::Inconsistency,
+            "reference-mismatch:Resize(i32,f32->i32)",
+            "output 0: element 1",
+            &[],
+        );
+        let b = report(
+            FindingKind::Inconsistency,
+            "reference-mismatch:Resize(u8,f32->u8)",
+            "output 0: element 3",
+            &[],
+        );
+        let c = report(
+            FindingKind::Inconsistency,
+            "reference-mismatch:Resize(f32,f32->f32)",
+            "output 0: element 3",
+            &[],
+        );
+        assert_eq!(key(&a, None), key(&b, None));
+        assert_ne!(key(&a, None), key(&c, None));
+    }
+
+    #[test]
+    fn crashes_with_one_culprit_merge_and_unbisected_ones_need_one_message() {
+        let a = report(
+            FindingKind::Crash,
+            "crash:basic:Type 'tensor(int8)' of input parameter (x) of operator (LayerNormalization) is invalid",
+            "",
+            &["LayerNormFusionL1"],
+        );
+        let b = report(
+            FindingKind::Crash,
+            "crash:basic:Type parameter (T) bound to different types",
+            "",
+            &["LayerNormFusionL1"],
+        );
+        assert_eq!(key(&a, None), key(&b, None));
+        let c = report(
+            FindingKind::Crash,
+            "crash:basic:Type 'tensor(int8)' is invalid",
+            "",
+            &[],
+        );
+        let d = report(
+            FindingKind::Crash,
+            "crash:extended:Type 'tensor(uint64)' is invalid",
+            "",
+            &[],
+        );
+        let e = report(
+            FindingKind::Crash,
+            "crash:basic:Gather index out of range",
+            "",
+            &[],
+        );
+        assert_eq!(key(&c, None), key(&d, None));
+        assert_ne!(key(&c, None), key(&e, None));
+    }
+
+    #[test]
+    fn a_shape_mismatch_and_a_value_mismatch_are_two_bugs() {
+        let a = report(
+            FindingKind::Inconsistency,
+            "inconsistency:basic:Mod",
+            "output 0: shape [2] vs [3]",
+            &[],
+        );
+        let b = report(
+            FindingKind::Inconsistency,
+            "inconsistency:basic:Mod",
+            "output 0: element 0: 1 vs 2",
+            &[],
+        );
+        assert_ne!(key(&a, None), key(&b, None));
+    }
+
+    #[test]
+    fn merging_leaves_a_stub_and_carries_the_input_and_hits() {
+        let tmp = tempfile::tempdir().unwrap();
+        let make = |name: &str, sig: &str, count: u64| {
+            let dir = tmp.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut r = report(
+                FindingKind::Inconsistency,
+                sig,
+                "output 0: element 0",
+                &["P"],
+            );
+            r.bug_key = Some(key(&r, None));
+            r.write(&dir).unwrap();
+            std::fs::write(dir.join(INPUT), name.as_bytes()).unwrap();
+            std::fs::write(dir.join("model.onnx"), b"m").unwrap();
+            super::super::finding::write_count(&dir, count).unwrap();
+            dir
+        };
+        let first = make("finding-a", "inconsistency:basic:Add,Mod", 3);
+        let second = make("finding-b", "inconsistency:basic:Mod,Neg", 5);
+        // `first` merges into `second`, the only other folder with its key.
+        assert_eq!(merge(&first).unwrap(), Some(second.clone()));
+        assert_eq!(merged_into(&first).as_deref(), Some("finding-b"));
+        assert!(!first.join("model.onnx").exists());
+        assert!(first.join(INPUT).exists());
+        assert_eq!(
+            std::fs::read(second.join(HITS).join("finding-a.bin")).unwrap(),
+            b"finding-a"
+        );
+        assert_eq!(total_hits(&second), 8);
+        assert_eq!(
+            merge(&second).unwrap(),
+            None,
+            "a stub is never a merge target"
+        );
+    }
+}
