@@ -2,12 +2,21 @@
 //! one's merges into that earlier bug folder.
 //!
 //! The **bug key** of a reduced finding is what a maintainer compares by hand: the kind of
-//! failure (the signature's class), the bisected culprit passes, the reduced case's op types
-//! with the *class* of their element types (float, integer, bool: one Resize bug on
-//! int8 and uint32 is one bug, a Mod bug on floats and one on integers are two), and the
-//! symptom (a crash's normalized message with type names abstracted, or a mismatch's kind:
-//! shape, dtype, values, output count). A `reference-mismatch` is keyed by the op it was
-//! localized to, not by the context the reducer kept.
+//! failure (the signature's class), the bisected culprit passes, and
+//! - for a crash bisected to a specific pass, the reduced op types without element types
+//!   (one pass failing on one pattern, whatever its message says of the types); otherwise its
+//!   message with level, node names and element-type names abstracted (it names the failing
+//!   rewrite and op better than the context the reducer kept, and a container such as
+//!   tract's per-op declutter rules names no rewrite); a dead process without a message, its
+//!   reduced op types;
+//! - for a kernel at fault (`reference-mismatch`), the op it was localized to with the
+//!   *class* of its element types (float, integer, bool: one Resize bug on int8 and uint32 is
+//!   one bug, a Mod kernel bug on floats and one on integers are two);
+//! - for a rewrite at fault (an inconsistency with bisected culprits), the reduced op types
+//!   without element types (a rewrite matches on op types) and without the data movement
+//!   (Expand, Tile, Slice, …) that only shapes the computing op's inputs, unless nothing else
+//!   is left; without culprits, every reduced op with its element-type classes;
+//! - and for an inconsistency the mismatch's kind: shape, dtype, values, output count.
 //!
 //! Merging keeps everything: the member's input is copied into the bug folder
 //! (`hits/<member>.bin`, listed in `merged.json` with its signature), and the member folder
@@ -18,6 +27,7 @@ use super::dedup::normalize;
 use super::finding::{Report, INPUT};
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind};
+use crate::oracle::FindingKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -77,6 +87,42 @@ pub fn op_classes(case: &TestCase) -> Vec<String> {
     ops.into_iter().collect()
 }
 
+/// Ops that only move or reshape data: in a reduced case they are there to give the op at
+/// fault its shapes (a broadcast, a stride), so they do not tell two bugs apart.
+const DATA_MOVEMENT: &[&str] = &[
+    "Expand",
+    "Tile",
+    "Slice",
+    "Transpose",
+    "Reshape",
+    "Unsqueeze",
+    "Squeeze",
+    "Flatten",
+    "Identity",
+    "Concat",
+    "Gather",
+    "Pad",
+];
+
+/// `ops` without the data movement, unless nothing else is left.
+fn computing(ops: Vec<String>) -> Vec<String> {
+    let rest: Vec<String> = ops
+        .iter()
+        .filter(|o| !DATA_MOVEMENT.contains(&o.as_str()))
+        .cloned()
+        .collect();
+    if rest.is_empty() {
+        ops
+    } else {
+        rest
+    }
+}
+
+/// `Mod(i->i)` → `Mod`.
+fn untyped(op: &str) -> &str {
+    op.split('(').next().unwrap_or(op)
+}
+
 /// What kind of disagreement a detail text describes.
 fn mismatch_kind(detail: &str) -> &'static str {
     if detail.contains("output count") {
@@ -90,15 +136,28 @@ fn mismatch_kind(detail: &str) -> &'static str {
     }
 }
 
-/// A crash message with its level, op list and element-type names abstracted.
+/// A crash message with its level, op list, quoted node names and element-type names
+/// abstracted (`declutter node #N "N_Slice.stride-axis-N" Downsample: Pulling …` names the
+/// rewrite and the op it failed on; the node names only say which graph it sat in).
 fn crash_symptom(signature: &str) -> String {
     let key = crate::reduce::reduction_key(signature);
     let mut parts: Vec<&str> = key.splitn(3, ':').collect();
     if parts.len() == 3 {
         parts.remove(1);
     }
-    let message = normalize(&parts.join(":"));
-    let mut out = message;
+    let joined = parts.join(":");
+    let unquoted: String = joined
+        .split('"')
+        .enumerate()
+        .map(|(i, piece)| if i % 2 == 1 { "Q" } else { piece })
+        .collect();
+    // The patch dump after a failed substitution and the length of a shape (`N,N,N`) vary
+    // with the graph, not with the bug.
+    let unquoted = unquoted.split(" ModelPatch").next().unwrap_or("");
+    let mut out = normalize(unquoted);
+    while out.contains("N,N") {
+        out = out.replace("N,N", "N");
+    }
     for d in DType::ALL {
         for name in [d.numpy_name(), d.name()] {
             out = out.replace(&format!("({name})"), "(T)");
@@ -118,20 +177,58 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
         _ => Vec::new(),
     };
     culprits.sort();
-    let ops = match crate::campaign::verify::localized_op_sig(&f.signature) {
-        Some((op, sig)) => format!("{op}({})", classes(sig)),
-        None => match reduced {
-            Some(case) => op_classes(case).join(","),
-            None => report.op_types.clone(),
+    let reduced_ops = || match reduced {
+        Some(case) => op_classes(case),
+        None => report.op_types.split(',').map(str::to_string).collect(),
+    };
+    // A crash message names the failing rewrite better than the context the reducer kept;
+    // a dead process with no message names only the op list it was running.
+    let silent = f
+        .signature
+        .rsplit(':')
+        .next()
+        .is_some_and(|l| l.starts_with("ops="));
+    // A bisected pass that is a container of many rewrites (tract's per-op declutter rules,
+    // ONNX Runtime's rule-based transformer) does not name the rewrite at fault.
+    let specific = culprits
+        .iter()
+        .any(|c| !c.contains("OpOptim(") && !c.contains("RuleBasedTransformer"));
+    let (ops, symptom) = match f.kind {
+        // One pass failing on one op pattern, whatever its message says of the types.
+        FindingKind::Crash if specific => (
+            reduced_ops()
+                .iter()
+                .map(|o| untyped(o).to_string())
+                .collect(),
+            "crash".to_string(),
+        ),
+        FindingKind::Crash if !silent => (Vec::new(), crash_symptom(&f.signature)),
+        FindingKind::Inconsistency => match crate::campaign::verify::localized_op_sig(&f.signature)
+        {
+            // A kernel at fault: its element types matter.
+            Some((op, sig)) => (
+                vec![format!("{op}({})", classes(sig))],
+                mismatch_kind(&f.detail).to_string(),
+            ),
+            // A rewrite at fault: it matches on op types, whatever their element types, and
+            // on the computing ops, not on the data movement that shaped their inputs.
+            None if !culprits.is_empty() => (
+                computing(
+                    reduced_ops()
+                        .iter()
+                        .map(|o| untyped(o).to_string())
+                        .collect(),
+                ),
+                mismatch_kind(&f.detail).to_string(),
+            ),
+            None => (reduced_ops(), mismatch_kind(&f.detail).to_string()),
         },
+        _ => (reduced_ops(), crash_symptom(&f.signature)),
     };
-    let symptom = match f.kind {
-        crate::oracle::FindingKind::Crash if culprits.is_empty() => crash_symptom(&f.signature),
-        crate::oracle::FindingKind::Crash => "crash".to_string(),
-        crate::oracle::FindingKind::Inconsistency => mismatch_kind(&f.detail).to_string(),
-        _ => String::new(),
-    };
-    format!("{class}|{}|{ops}|{symptom}", culprits.join("+"))
+    let mut ops: Vec<String> = ops.into_iter().filter(|o| !o.is_empty()).collect();
+    ops.sort();
+    ops.dedup();
+    format!("{class}|{}|{}|{symptom}", culprits.join("+"), ops.join(","))
 }
 
 /// The key of a finding not reduced yet: its exact signature, or for a crash its normalized
@@ -304,6 +401,20 @@ mod tests {
             &["LayerNormFusionL1"],
         );
         assert_eq!(key(&a, None), key(&b, None));
+        let tract = |sig: &str| {
+            report(
+                FindingKind::Crash,
+                sig,
+                "",
+                &["declutter:OpOptim(declutter)"],
+            )
+        };
+        let tract_a = tract("crash:decluttered:declutter node #N \"N_Slice.stride-axis-N\" Downsample: Pulling over #N \"N_Reshape.N\" Reshape: Invalid");
+        let tract_b = tract("crash:decluttered:declutter node #N \"N_Slice\" Downsample: Pulling over #N \"N_Reshape.N\" Reshape: Invalid");
+        let tract_c =
+            tract("crash:decluttered:declutter node #N \"N_MatMul\" EinSum: Trying to substitute");
+        assert_eq!(key(&tract_a, None), key(&tract_b, None));
+        assert_ne!(key(&tract_a, None), key(&tract_c, None));
         let c = report(
             FindingKind::Crash,
             "crash:basic:Type 'tensor(int8)' is invalid",
@@ -324,6 +435,21 @@ mod tests {
         );
         assert_eq!(key(&c, None), key(&d, None));
         assert_ne!(key(&c, None), key(&e, None));
+    }
+
+    #[test]
+    fn a_rewrite_keys_by_its_computing_ops_and_a_crash_by_its_message_shape() {
+        assert_eq!(
+            computing(vec!["Expand".into(), "Mod".into()]),
+            vec!["Mod".to_string()]
+        );
+        assert_eq!(computing(vec!["Slice".into()]), vec!["Slice".to_string()]);
+        let rank = |r: &str| {
+            crash_symptom(&format!(
+                "crash:decluttered:MultiBroadcastTo: Trying to substitute a {r} by {r} as output #N ModelPatch {{ x }}"
+            ))
+        };
+        assert_eq!(rank("N,N,N"), rank("N,N,N,N,N"));
     }
 
     #[test]

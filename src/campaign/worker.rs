@@ -166,9 +166,23 @@ impl Isolated {
         let sink = Arc::clone(&stderr);
         std::thread::spawn(move || {
             let mut chunk = [0u8; 8192];
+            let mut line: Vec<u8> = Vec::new();
             while let Ok(n) = stderr_pipe.read(&mut chunk) {
                 if n == 0 {
                     break;
+                }
+                // Set-up status lines (a long compiler probe) go on to the user.
+                for &b in &chunk[..n] {
+                    if b != b'\n' {
+                        if line.len() < 4096 {
+                            line.push(b);
+                        }
+                        continue;
+                    }
+                    if line.starts_with(crate::targets::STATUS_PREFIX.as_bytes()) {
+                        eprintln!("{}", String::from_utf8_lossy(&line));
+                    }
+                    line.clear();
                 }
                 let mut buf = sink.lock().unwrap_or_else(|e| e.into_inner());
                 buf.extend_from_slice(&chunk[..n]);

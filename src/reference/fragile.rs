@@ -17,7 +17,7 @@
 //!   the sentence (or the silence) it rests on.
 //! - **Readings the specification leaves open** ([`ambiguous`]): where the operator text, its
 //!   function body, the `onnx` reference and the backend tests disagree (Resize's `scale`
-//!   with a non-integral output length, overflow inside Softplus's and ReduceLogSumExp's
+//!   with a non-integral output length, overflow or underflow inside Softplus's and ReduceLogSumExp's
 //!   function bodies, integer ReduceL2/ReduceLogSum/ReduceMean, ceil-mode pool windows that
 //!   start in the right padding). A compiler following any reading is right.
 
@@ -383,12 +383,13 @@ fn window_starts_in_right_padding(op: &crate::ir::graph::OpNode, x: &[usize]) ->
             .any(|a| (a.out - 1) * a.stride - a.pad_begin >= a.len)
 }
 
-/// The largest `x` whose `exp(x)` is finite in `dtype` (ln of its largest value).
-fn exp_limit(dtype: DType) -> f64 {
+/// The range of `x` whose `exp(x)` is a finite normal number in `dtype` (the logarithms of
+/// its smallest normal and largest value).
+fn exp_range(dtype: DType) -> (f64, f64) {
     match dtype {
-        DType::F16 => 65504f64.ln(),
-        DType::F32 => (f32::MAX as f64).ln(),
-        _ => f64::MAX.ln(),
+        DType::F16 => (6.103_515_625e-5f64.ln(), 65504f64.ln()),
+        DType::F32 => ((f32::MIN_POSITIVE as f64).ln(), (f32::MAX as f64).ln()),
+        _ => (f64::MIN_POSITIVE.ln(), f64::MAX.ln()),
     }
 }
 
@@ -419,13 +420,16 @@ pub fn ambiguous(
             Some("Resize: `scales` with a non-integral output length (text vs onnx.reference)")
         }
         // Softplus-1's function body is log(exp(x) + 1) and ReduceLogSumExp-18's is
-        // log(ReduceSum(exp(x))): a kernel that follows the body overflows to inf where
-        // exp(x) leaves the type's range, a stable kernel does not; both are admissible.
-        "Softplus" | "ReduceLogSumExp"
-            if in_dtype.is_float()
-                && any(&values[first].to_kind(Kind::Double).gt(exp_limit(in_dtype))) =>
+        // log(ReduceSum(exp(x))): a kernel that follows the body overflows to inf, or loses
+        // its digits to subnormals, where exp(x) leaves the type's normal range; a stable
+        // kernel (max-shifted) does not. Both are admissible.
+        "Softplus" | "ReduceLogSumExp" if in_dtype.is_float() && {
+            let (low, high) = exp_range(in_dtype);
+            let x = values[first].to_kind(Kind::Double);
+            any(&x.gt(high)) || any(&x.lt(low))
+        } =>
         {
-            Some("Softplus/ReduceLogSumExp: exp(x) overflows inside the spec's function body")
+            Some("Softplus/ReduceLogSumExp: exp(x) leaves the normal range inside the spec's function body")
         }
         // ReduceL2, ReduceLogSum and ReduceMean on integers: sqrt, log and a division form a
         // fractional value and the operator texts never say how it becomes an integer
@@ -599,6 +603,7 @@ mod tests {
         let f = |v: &[f32]| vec![Tensor::from_slice(v)];
         assert!(judge("Softplus", DType::F32, f(&[1.0, 100.0])).2);
         assert!(!judge("Softplus", DType::F32, f(&[1.0, 80.0])).2);
+        assert!(judge("ReduceLogSumExp", DType::F32, f(&[-98.5, -99.0])).2);
         let ints = vec![Tensor::from_slice(&[3i32, 4])];
         assert!(judge("ReduceL2", DType::I32, ints).2);
         assert!(!judge("ReduceL2", DType::F32, f(&[3.0, 4.0])).2);

@@ -549,14 +549,20 @@ fn evaluate(
         }
         let mut outs = apply_node(n, op, &inputs)?;
         if let Some(r) = rounding {
+            // The normalizations are elementary too: their affine form's error comes first
+            // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
+            // sqrt(var + eps)` is large was judged with a few ulp of slack).
             let extra = match op_type {
                 "Resize" => resize_rounding(parts.attrs, &inputs.tensors, &declared_out)?,
-                _ if elementary => Some(
-                    outs[0]
-                        .f_ones_like()?
-                        .f_mul_scalar(allowance(op_type) * unit_roundoff(declared_out[0]))?,
-                ),
-                _ => affine_rounding(op_type, parts.attrs, &inputs.tensors, &declared_out)?,
+                _ => match affine_rounding(op_type, parts.attrs, &inputs.tensors, &declared_out)? {
+                    Some(affine) => Some(affine),
+                    None if elementary => Some(
+                        outs[0]
+                            .f_ones_like()?
+                            .f_mul_scalar(allowance(op_type) * unit_roundoff(declared_out[0]))?,
+                    ),
+                    None => None,
+                },
             };
             for (k, out) in outs.iter_mut().enumerate() {
                 let declared = declared_out[k];

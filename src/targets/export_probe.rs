@@ -63,15 +63,26 @@ pub fn unexportable(host: &Mutex<PythonHost>, torch_version: &str) -> BTreeSet<&
     let excluded = match cached {
         Some(p) => p.excluded,
         None => {
-            tracing::info!(
-                "probing which torch rows torch.onnx.export converts into {}",
+            let rows = table();
+            super::status(&format!(
+                "probing which of {} torch rows torch.onnx.export converts (once per torch version, about a second per row; cached in {})",
+                rows.len(),
                 path.display()
-            );
-            let excluded: BTreeSet<String> = table()
-                .iter()
-                .filter(|op| !exports(host, op))
-                .map(|op| op.name.to_string())
-                .collect();
+            ));
+            let mut excluded: BTreeSet<String> = BTreeSet::new();
+            for (i, op) in rows.iter().enumerate() {
+                if !exports(host, op) {
+                    excluded.insert(op.name.to_string());
+                }
+                if (i + 1) % 20 == 0 || i + 1 == rows.len() {
+                    super::status(&format!(
+                        "export probe: {}/{} rows, {} without a conversion",
+                        i + 1,
+                        rows.len(),
+                        excluded.len()
+                    ));
+                }
+            }
             let probe = Probe {
                 torch: torch_version.to_string(),
                 rows: fingerprint(),

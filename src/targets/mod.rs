@@ -653,6 +653,15 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     by_name(&config.name)?.build(config)
 }
 
+/// The prefix of a status line a target prints on stderr while it sets up for long (a probe
+/// of its compiler): an isolated campaign's worker passes such lines on to the user.
+pub const STATUS_PREFIX: &str = "[dlcfuzz] ";
+
+/// Prints a set-up status line (see [`STATUS_PREFIX`]).
+pub fn status(message: &str) {
+    eprintln!("{STATUS_PREFIX}{message}");
+}
+
 /// Builds the target `name` once, with [`TargetConfig::fuzzer`], from libFuzzer's
 /// initialization (so its set-up, a compiler load or a Python host start, counts against no
 /// input's time limit); a setup failure ends the process naming what is missing
