@@ -136,17 +136,31 @@ fn mismatch_kind(detail: &str) -> &'static str {
     }
 }
 
-/// A crash message with its level, op list, quoted node names and element-type names
-/// abstracted (`declutter node #N "N_Slice.stride-axis-N" Downsample: Pulling …` names the
-/// rewrite and the op it failed on; the node names only say which graph it sat in).
-fn crash_symptom(signature: &str) -> String {
-    let key = crate::reduce::reduction_key(signature);
+/// Names of element types in compiler messages (tract's datum types among them): a shape
+/// fact `2,3,Bool` says which graph a crash sat in, not which bug it is.
+const TYPE_WORDS: &[&str] = &[
+    "Bool", "F16", "F32", "F64", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "TDim",
+];
+
+/// The longest abstracted message a crash symptom keeps: messages are cut by whoever printed
+/// them, at lengths that depend on the names inside, so only a prefix of fixed length after
+/// abstraction compares.
+const SYMPTOM_CHARS: usize = 150;
+
+/// A crash message with its level, op list, quoted node names, shape facts and element-type
+/// names abstracted (`declutter node #N "N_Slice.stride-axis-N" Downsample: Pulling …` names
+/// the rewrite and the op it failed on; the node names only say which graph it sat in), cut to
+/// [`SYMPTOM_CHARS`]. `message` is the finding's full detail where it has one (a signature
+/// is already cut), else its signature.
+fn crash_symptom(message: &str) -> String {
+    let key = crate::reduce::reduction_key(message);
     let mut parts: Vec<&str> = key.splitn(3, ':').collect();
-    if parts.len() == 3 {
+    if parts.len() == 3 && parts[0] == "crash" {
         parts.remove(1);
     }
     let joined = parts.join(":");
-    let unquoted: String = joined
+    let first_line = joined.lines().next().unwrap_or("");
+    let unquoted: String = first_line
         .split('"')
         .enumerate()
         .map(|(i, piece)| if i % 2 == 1 { "Q" } else { piece })
@@ -155,6 +169,9 @@ fn crash_symptom(signature: &str) -> String {
     // with the graph, not with the bug.
     let unquoted = unquoted.split(" ModelPatch").next().unwrap_or("");
     let mut out = normalize(unquoted);
+    for word in TYPE_WORDS {
+        out = out.replace(&format!(",{word}"), ",N");
+    }
     while out.contains("N,N") {
         out = out.replace("N,N", "N");
     }
@@ -164,7 +181,17 @@ fn crash_symptom(signature: &str) -> String {
             out = out.replace(&format!("'{name}'"), "'T'");
         }
     }
-    out
+    out.chars().take(SYMPTOM_CHARS).collect()
+}
+
+/// The text a crash is known by: its full detail, unless the process died (then the detail
+/// is a stderr tail and the signature holds the key line).
+fn crash_message(f: &crate::oracle::Finding) -> &str {
+    if f.level == "process" || f.detail.is_empty() {
+        &f.signature
+    } else {
+        &f.detail
+    }
 }
 
 /// The bug key of a finding (see the module text); `reduced` is its reduced test case when
@@ -202,7 +229,7 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
                 .collect(),
             "crash".to_string(),
         ),
-        FindingKind::Crash if !silent => (Vec::new(), crash_symptom(&f.signature)),
+        FindingKind::Crash if !silent => (Vec::new(), crash_symptom(crash_message(f))),
         FindingKind::Inconsistency => match crate::campaign::verify::localized_op_sig(&f.signature)
         {
             // A kernel at fault: its element types matter.
@@ -223,7 +250,7 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
             ),
             None => (reduced_ops(), mismatch_kind(&f.detail).to_string()),
         },
-        _ => (reduced_ops(), crash_symptom(&f.signature)),
+        _ => (reduced_ops(), crash_symptom(crash_message(f))),
     };
     let mut ops: Vec<String> = ops.into_iter().filter(|o| !o.is_empty()).collect();
     ops.sort();
@@ -235,7 +262,9 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
 /// message without level or element-type names. Never equal to a reduced finding's key.
 pub fn provisional_key(f: &crate::oracle::Finding) -> String {
     match f.kind {
-        crate::oracle::FindingKind::Crash => format!("unreduced|{}", crash_symptom(&f.signature)),
+        crate::oracle::FindingKind::Crash => {
+            format!("unreduced|{}", crash_symptom(crash_message(f)))
+        }
         _ => format!("unreduced|{}", f.signature),
     }
 }

@@ -103,7 +103,10 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     if let Some(case) = &case {
         report.op_types = case.op_types();
         report.nodes = case.graph.op_count();
-    } else if let Some((_, ops)) = files.iter().find(|(name, _)| name == "ops.txt") {
+    } else if let Some((_, ops)) = files
+        .iter()
+        .find(|(name, _)| name == crate::targets::LIVE_OPS)
+    {
         // A program: the operator rows the reduced program still computes.
         let ops: std::collections::BTreeSet<&str> =
             std::str::from_utf8(ops).unwrap_or("").lines().collect();

@@ -39,7 +39,10 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     // program's source; the others an ONNX model.
     let program = dir.join("program.py").exists() || dir.join("program.ts").exists();
     let subject = if program {
-        let ops = std::fs::read_to_string(dir.join("ops.txt")).unwrap_or_default();
+        // The rows the (reduced) program still computes, else every row it instantiated.
+        let ops = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS))
+            .or_else(|_| std::fs::read_to_string(dir.join("ops.txt")))
+            .unwrap_or_default();
         let ops: std::collections::BTreeSet<&str> = ops.lines().collect();
         let ops: Vec<&str> = ops.into_iter().collect();
         format!(

@@ -19,7 +19,8 @@
 //!   function body, the `onnx` reference and the backend tests disagree (Resize's `scale`
 //!   with a non-integral output length, overflow or underflow inside Softplus's and ReduceLogSumExp's
 //!   function bodies, integer ReduceL2/ReduceLogSum/ReduceMean, ceil-mode pool windows that
-//!   start in the right padding). A compiler following any reading is right.
+//!   start in the right padding, float64 LayerNormalization stashed in float32). A compiler
+//!   following any reading is right.
 
 use super::precision::ACCUMULATING;
 use super::{resize, with_args, RefError};
@@ -177,6 +178,18 @@ fn resize_ambiguous(
     with_node_args(graph, n, values, resize::nearest_ambiguous)
 }
 
+/// Op node `n`'s op and inputs; `None` for a leaf or an op without inputs.
+fn op_with_inputs(
+    graph: &Graph,
+    n: NodeIndex,
+) -> Option<(&crate::ir::graph::OpNode, Vec<ValueRef>)> {
+    let NodeKind::Op(op) = &graph.node(n).kind else {
+        return None;
+    };
+    let inputs = graph.inputs_of(n);
+    (!inputs.is_empty()).then_some((op, inputs))
+}
+
 /// Why op node `n` computes something the ONNX specification leaves undefined, for the
 /// values computed: `Some(rule)` names the rule, `None` when the node is defined.
 pub fn undefined(
@@ -184,13 +197,10 @@ pub fn undefined(
     n: NodeIndex,
     values: &BTreeMap<ValueRef, Tensor>,
 ) -> Result<Option<&'static str>, RefError> {
-    let NodeKind::Op(op) = &graph.node(n).kind else {
+    let Some((op, inputs)) = op_with_inputs(graph, n) else {
         return Ok(None);
     };
-    let inputs = graph.inputs_of(n);
-    let Some(first) = inputs.first() else {
-        return Ok(None);
-    };
+    let first = &inputs[0];
     let in_dtype = graph.ty(*first).dtype;
     let out_dtype = graph.node(n).outputs[0].dtype;
     let exact = |i: usize| -> Result<Tensor, RefError> {
@@ -354,11 +364,16 @@ fn pool_axes(op: &crate::ir::graph::OpNode, x: &[usize]) -> Vec<PoolAxis> {
         .collect()
 }
 
-fn pool_int(op: &crate::ir::graph::OpNode, name: &str) -> i64 {
+/// An integer attribute of `op`, or `default` when absent.
+fn int_attr_of(op: &crate::ir::graph::OpNode, name: &str, default: i64) -> i64 {
     match op.attrs.get(name) {
         Some(AttrValue::Int(v)) => *v,
-        _ => 0,
+        _ => default,
     }
+}
+
+fn pool_int(op: &crate::ir::graph::OpNode, name: &str) -> i64 {
+    int_attr_of(op, name, 0)
 }
 
 /// Whether an AveragePool that excludes padding from its counts has a window (along some
@@ -403,13 +418,10 @@ pub fn ambiguous(
     n: NodeIndex,
     values: &BTreeMap<ValueRef, Tensor>,
 ) -> Result<Option<&'static str>, RefError> {
-    let NodeKind::Op(op) = &graph.node(n).kind else {
+    let Some((op, inputs)) = op_with_inputs(graph, n) else {
         return Ok(None);
     };
-    let inputs = graph.inputs_of(n);
-    let Some(first) = inputs.first() else {
-        return Ok(None);
-    };
+    let first = &inputs[0];
     let in_dtype = graph.ty(*first).dtype;
     Ok(match op.op_type() {
         // Resize-19: "scale = length_resized / length_original" in the operator text, while
@@ -436,6 +448,15 @@ pub fn ambiguous(
         // (truncation and rounding are both in use).
         "ReduceL2" | "ReduceLogSum" | "ReduceMean" if in_dtype.is_int() => {
             Some("ReduceL2/ReduceLogSum/ReduceMean: rounding of an integer result is unspecified")
+        }
+        // LayerNormalization-17 on float64 with the default `stash_type` (1, float32): its
+        // function body casts X to float32 for stage one ("This also specifies stage one's
+        // computation precision"), where a large mean cancels; ONNX Runtime and `onnx.reference`
+        // (before onnx/onnx#8439) compute it in float64. Both readings are in use.
+        "LayerNormalization"
+            if in_dtype == DType::F64 && int_attr_of(op, "stash_type", 1) == 1 =>
+        {
+            Some("LayerNormalization: float64 with stage one stashed in float32 (function body vs onnx.reference)")
         }
         // MaxPool/AveragePool ceil_mode: the output length depends on the opset's rule.
         "MaxPool" | "AveragePool"

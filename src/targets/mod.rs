@@ -653,6 +653,10 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     by_name(&config.name)?.build(config)
 }
 
+/// A program target's artifact naming the operator rows its (reduced) program still
+/// computes, one per line (`ops.txt` names every row the bytes instantiated).
+pub const LIVE_OPS: &str = "live-ops.txt";
+
 /// The prefix of a status line a target prints on stderr while it sets up for long (a probe
 /// of its compiler): an isolated campaign's worker passes such lines on to the user.
 pub const STATUS_PREFIX: &str = "[dlcfuzz] ";

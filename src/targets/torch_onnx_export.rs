@@ -338,8 +338,9 @@ impl OnnxExportHarness {
                 "mutations.txt".to_string(),
                 test.applied.join("\n").into_bytes(),
             ),
+            ("ops.txt".to_string(), test.ops.join("\n").into_bytes()),
             (
-                "ops.txt".to_string(),
+                super::LIVE_OPS.to_string(),
                 test.live_ops().join("\n").into_bytes(),
             ),
         ];

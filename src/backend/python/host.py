@@ -185,10 +185,32 @@ def _perturbed(torch, xs, seed, ulps):
     return out
 
 
-def _run(torch, fn, xs, backward, seed):
+def _watch_gradients(torch, roots):
+    """Hooks every node of the autograd graph behind `roots`; the returned list gets an
+    entry when a gradient flowing into some node is not finite."""
+    seen, stack, bad = set(), [r.grad_fn for r in roots], []
+
+    def hook(grad_inputs, grad_outputs):
+        if any(g is not None and not bool(torch.isfinite(g).all()) for g in grad_outputs):
+            bad.append(True)
+
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        node.register_hook(hook)
+        stack.extend(n for n, _ in node.next_functions)
+    return bad
+
+
+def _run(torch, fn, xs, backward, seed, watch=False):
     """`fn(*xs)` as a list of outputs; with `backward`, followed by the gradients of a
     seeded random-weighted sum of the differentiable outputs with respect to every float
-    parameter (zeros where unused)."""
+    parameter (zeros where unused). With `watch`, gradients are returned as NaN when one
+    flowing through the program was not finite anywhere: a decomposition may then multiply
+    that infinity by 0 where eager's kernel selects 0, so the test is non-finite, as a
+    non-finite forward value makes it."""
     if not backward:
         return list(fn(*[x.clone() for x in xs]))
     leaves = [x.clone().requires_grad_(x.is_floating_point()) for x in xs]
@@ -201,9 +223,15 @@ def _run(torch, fn, xs, backward, seed):
             terms.append((o.to(torch.float64) * w).sum())
     wrt = [x for x in leaves if x.requires_grad]
     grads = [None] * len(wrt)
+    bad = []
     if terms and wrt:
-        grads = torch.autograd.grad(sum(terms), wrt, allow_unused=True)
+        loss = sum(terms)
+        if watch and loss.grad_fn is not None:
+            bad = _watch_gradients(torch, [loss])
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
     grads = [torch.zeros_like(x) if gr is None else gr for x, gr in zip(wrt, grads)]
+    if bad:
+        grads = [torch.full_like(gr, float("nan")) for gr in grads]
     return [o.detach() for o in outs] + [gr.detach() for gr in grads]
 
 
@@ -257,7 +285,7 @@ def _program(req, blobs):
     xs = _inputs(torch, req, blobs, device)
     backward = bool(req.get("backward"))
     seed = int(req.get("seed", 0))
-    if not runs.record("eager", lambda: _run(torch, main, xs, backward, seed)):
+    if not runs.record("eager", lambda: _run(torch, main, xs, backward, seed, watch=True)):
         return torch, runs, None, xs
     if req.get("widened"):
         wide = _inputs(torch, req, blobs, device, widen=True)
