@@ -160,6 +160,17 @@ impl Matcher {
             && self.any_text.is_empty())
     }
 
+    /// Whether the tail of the row's own reproducer's `output` shows the message this row
+    /// names: one of its `text` or `any_text` needles (the tail holds the exception line, not
+    /// the pass that raised it); `false` for a row that names no message.
+    pub fn shows_in(&self, output: &str) -> bool {
+        let output = output.to_ascii_lowercase();
+        self.text
+            .iter()
+            .chain(&self.any_text)
+            .any(|needle| output.contains(&needle.to_ascii_lowercase()))
+    }
+
     /// Whether `seen` shows this bug.
     pub fn matches(&self, seen: &Observed) -> bool {
         let text = format!("{}\n{}", seen.signature, seen.detail).to_ascii_lowercase();
@@ -339,6 +350,11 @@ pub fn listing(recheck: bool) -> String {
                         "  recheck: live={} on {}, as the row says",
                         c.live, c.version
                     ),
+                    // A crash reproducer may let the compiler's exception end it: the
+                    // traceback showing the row's own message is the bug, live.
+                    Err(e) if row.matcher.shows_in(&e) => {
+                        "  recheck: live on the newest release (its traceback shows the row's message), as the row says".to_string()
+                    }
                     Err(e) => format!(
                         "  recheck: could not run ({})",
                         e.lines().next().unwrap_or("")
@@ -430,6 +446,26 @@ mod tests {
         assert!(
             !Matcher::default().matches(&seen),
             "an empty matcher is too broad"
+        );
+    }
+
+    #[test]
+    fn a_traceback_shows_a_row_when_it_holds_the_rows_message() {
+        let m = Matcher {
+            targets: vec!["tvm".into()],
+            text: vec!["ToMixedPrecision".into(), "Expected TensorType".into()],
+            ..Matcher::default()
+        };
+        assert!(m.shows_in("relax.transform.ToMixedPrecision: Check failed: Expected TensorType"));
+        assert!(!m.shows_in("ModuleNotFoundError: No module named 'tvm'"));
+        let by_ops = Matcher {
+            targets: vec!["tract".into()],
+            ops: vec!["Mod".into()],
+            ..Matcher::default()
+        };
+        assert!(
+            !by_ops.shows_in("anything"),
+            "a row without a message shows nowhere"
         );
     }
 

@@ -156,7 +156,12 @@ pub fn recheck_on_newest(
         .trim()
         .to_string();
     // Python exits with 1 on an uncaught exception too: a traceback means the script broke.
-    if !status.success() && text.contains("Traceback (most recent call last)") {
+    // A script that asserts its bug (`assert not wrong, …`) shows it with an AssertionError;
+    // any other traceback is the script failing.
+    if !status.success()
+        && text.contains("Traceback (most recent call last)")
+        && !text.contains("AssertionError")
+    {
         return Err(format!("repro.py failed:\n{output}"));
     }
     // 0: not reproduced; 1: the bug shows; a signal or another status: the process itself
