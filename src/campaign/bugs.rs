@@ -208,6 +208,12 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
         Some(case) => op_classes(case),
         None => report.op_types.split(',').map(str::to_string).collect(),
     };
+    let untyped_ops = || -> Vec<String> {
+        reduced_ops()
+            .iter()
+            .map(|o| untyped(o).to_string())
+            .collect()
+    };
     // A crash message names the failing rewrite better than the context the reducer kept;
     // a dead process with no message names only the op list it was running.
     let silent = f
@@ -222,13 +228,7 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
         .any(|c| !c.contains("OpOptim(") && !c.contains("RuleBasedTransformer"));
     let (ops, symptom) = match f.kind {
         // One pass failing on one op pattern, whatever its message says of the types.
-        FindingKind::Crash if specific => (
-            reduced_ops()
-                .iter()
-                .map(|o| untyped(o).to_string())
-                .collect(),
-            "crash".to_string(),
-        ),
+        FindingKind::Crash if specific => (untyped_ops(), "crash".to_string()),
         FindingKind::Crash if !silent => (Vec::new(), crash_symptom(crash_message(f))),
         FindingKind::Inconsistency => match crate::campaign::verify::localized_op_sig(&f.signature)
         {
@@ -240,12 +240,7 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
             // A rewrite at fault: it matches on op types, whatever their element types, and
             // on the computing ops, not on the data movement that shaped their inputs.
             None if !culprits.is_empty() => (
-                computing(
-                    reduced_ops()
-                        .iter()
-                        .map(|o| untyped(o).to_string())
-                        .collect(),
-                ),
+                computing(untyped_ops()),
                 mismatch_kind(&f.detail).to_string(),
             ),
             None => (reduced_ops(), mismatch_kind(&f.detail).to_string()),
@@ -262,9 +257,7 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
 /// message without level or element-type names. Never equal to a reduced finding's key.
 pub fn provisional_key(f: &crate::oracle::Finding) -> String {
     match f.kind {
-        crate::oracle::FindingKind::Crash => {
-            format!("unreduced|{}", crash_symptom(crash_message(f)))
-        }
+        FindingKind::Crash => format!("unreduced|{}", crash_symptom(crash_message(f))),
         _ => format!("unreduced|{}", f.signature),
     }
 }
@@ -304,16 +297,11 @@ pub fn merge(dir: &Path) -> Result<Option<PathBuf>, String> {
     let Some(findings) = dir.parent() else {
         return Ok(None);
     };
-    let mut siblings: Vec<PathBuf> = std::fs::read_dir(findings)
-        .map_err(|e| format!("{}: {e}", findings.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir() && p != dir && merged_into(p).is_none())
-        .collect();
-    siblings.sort();
-    let Some(bug) = siblings
-        .into_iter()
-        .find(|p| Report::read(p).is_ok_and(|r| r.bug_key.as_ref() == Some(key)))
-    else {
+    let Some(bug) = super::runner::folders_in(findings).into_iter().find(|p| {
+        p != dir
+            && merged_into(p).is_none()
+            && Report::read(p).is_ok_and(|r| r.bug_key.as_ref() == Some(key))
+    }) else {
         return Ok(None);
     };
     let name = dir

@@ -46,8 +46,9 @@ pub struct Report {
     /// campaign with equal keys merge into one bug folder.
     #[serde(default)]
     pub bug_key: Option<String>,
-    /// Whether the known-upstream table holds it ([`super::known`]); filled in after
-    /// reduction and refreshed with every report.
+    /// Whether the known-upstream table held it when it was reduced ([`super::known`]);
+    /// `report.md` and the campaign report match the folder afresh
+    /// ([`super::known::Upstream::of_folder`]).
     #[serde(default)]
     pub upstream: Option<super::known::Upstream>,
 }

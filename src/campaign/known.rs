@@ -243,6 +243,16 @@ impl Upstream {
         Upstream::of(&Observed::of_report(report, target))
     }
 
+    /// The verdict for the finding folder `dir` holding `report`, matched afresh (the table
+    /// may have grown since the finding was reduced) with the target its `target.json`
+    /// names; the verdict stored at reduction when the folder names none.
+    pub fn of_folder(dir: &std::path::Path, report: &super::finding::Report) -> Option<Upstream> {
+        match super::finding::Envelope::read(dir) {
+            Ok(e) => Some(Upstream::of_report(report, &e.target.name)),
+            Err(_) => report.upstream.clone(),
+        }
+    }
+
     /// Whether a row matched (reported upstream, or on file here): nothing new.
     pub fn is_known(&self) -> bool {
         matches!(self, Upstream::Known { .. })

@@ -66,14 +66,8 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
             crate::oracle::FindingKind::OutOfMemory => "exhausts memory",
         }
     );
-    // Matched afresh on every write: the table may have grown since the finding was reduced.
-    let upstream = match &envelope {
-        Some(e) => super::known::Upstream::of_report(&report, &e.target.name),
-        None => report
-            .upstream
-            .clone()
-            .unwrap_or(super::known::Upstream::New),
-    };
+    let upstream =
+        super::known::Upstream::of_folder(dir, &report).unwrap_or(super::known::Upstream::New);
     let _ = writeln!(md, "\n- **Upstream:** {}", upstream.describe());
     if let Some(severity) = report.severity {
         let _ = writeln!(md, "- **Severity:** {}", severity.describe());

@@ -193,7 +193,12 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
 
 /// The finding folders under a campaign's `findings/`, sorted.
 pub fn finding_dirs(out: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out.join(FINDINGS))
+    folders_in(&out.join(FINDINGS))
+}
+
+/// The folders directly under `dir`, sorted (none when it cannot be read).
+pub fn folders_in(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.is_dir())

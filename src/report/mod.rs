@@ -7,7 +7,7 @@ pub mod plot;
 use crate::campaign::bugs::merged_into;
 use crate::campaign::dedup::{cluster, Cluster, Member};
 use crate::campaign::finding::read_reduction;
-use crate::campaign::finding::{read_count, Envelope, Report};
+use crate::campaign::finding::{read_count, Report};
 use crate::campaign::known::Upstream;
 use crate::campaign::runner::{finding_dirs, STATS_CSV};
 use plot::{line_chart, Series};
@@ -38,10 +38,7 @@ pub fn members(out: &Path) -> Vec<Member> {
         .filter_map(|dir| {
             let report = Report::read(&dir).ok()?;
             let reduced = read_reduction(&dir);
-            let target = Envelope::read(&dir)
-                .map(|e| e.target.name)
-                .unwrap_or_default();
-            let upstream = (!target.is_empty()).then(|| Upstream::of_report(&report, &target));
+            let upstream = Upstream::of_folder(&dir, &report);
             Some(Member {
                 folder: dir.file_name()?.to_string_lossy().into_owned(),
                 count: read_count(&dir),
@@ -77,15 +74,14 @@ pub struct Summary {
 pub fn campaign_json(out: &Path) -> Result<serde_json::Value, String> {
     let path = campaign(out)?;
     let summary = summarize(out);
-    let known = summary.known();
     Ok(serde_json::json!({
         "report": path,
         "distinct_signatures": summary.signatures,
         "distinct_after_dedup": summary.clusters.len(),
         "known_upstream": summary.upstream(),
-        "on_file": known - summary.upstream(),
-        "new": summary.clusters.len() - known,
-        "unreduced_bugs": summary.clusters.iter().filter(|c| !c.reduced).count(),
+        "on_file": summary.on_file(),
+        "new": summary.new_bugs(),
+        "unreduced_bugs": summary.unreduced(),
         "reduced": summary.reduced,
         "mean_reduction_ratio": summary.mean_reduction_ratio,
     }))
@@ -100,6 +96,21 @@ impl Summary {
     /// Bugs reported upstream already.
     pub fn upstream(&self) -> usize {
         self.count(Upstream::is_upstream)
+    }
+
+    /// Bugs on file in `docs/findings/` but not reported upstream.
+    pub fn on_file(&self) -> usize {
+        self.known() - self.upstream()
+    }
+
+    /// Bugs no row of the table holds.
+    pub fn new_bugs(&self) -> usize {
+        self.clusters.len() - self.known()
+    }
+
+    /// Bugs with a member not reduced yet.
+    pub fn unreduced(&self) -> usize {
+        self.clusters.iter().filter(|c| !c.reduced).count()
     }
 
     fn count(&self, which: fn(&Upstream) -> bool) -> usize {
@@ -197,16 +208,15 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
         get("peak_test_rss_mb"),
         get("restarts")
     );
-    let known = summary.known();
     let _ = writeln!(
         md,
         "- Findings: **{} distinct signatures → {} distinct bugs after dedup** ({} known upstream, {} on file here, {} new; {} not reduced yet), {} tests hit one",
         summary.signatures,
         summary.clusters.len(),
         summary.upstream(),
-        known - summary.upstream(),
-        summary.clusters.len() - known,
-        summary.clusters.iter().filter(|c| !c.reduced).count(),
+        summary.on_file(),
+        summary.new_bugs(),
+        summary.unreduced(),
         get("finding_tests")
     );
     match summary.mean_reduction_ratio {
