@@ -23,7 +23,6 @@
 //! becomes a stub holding `merged-into`, its `report.json`, `input.bin`, `target.json` and
 //! its hit count, which the campaign keeps counting. Reports sum the hits of a bug's stubs.
 
-use super::dedup::normalize;
 use super::finding::{Report, INPUT};
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind};
@@ -168,7 +167,7 @@ fn crash_symptom(message: &str) -> String {
     // The patch dump after a failed substitution and the length of a shape (`N,N,N`) vary
     // with the graph, not with the bug.
     let unquoted = unquoted.split(" ModelPatch").next().unwrap_or("");
-    let mut out = normalize(unquoted);
+    let mut out = crate::oracle::normalize_text(unquoted);
     for word in TYPE_WORDS {
         out = out.replace(&format!(",{word}"), ",N");
     }
@@ -297,7 +296,7 @@ pub fn merge(dir: &Path) -> Result<Option<PathBuf>, String> {
     let Some(findings) = dir.parent() else {
         return Ok(None);
     };
-    let Some(bug) = super::runner::folders_in(findings).into_iter().find(|p| {
+    let Some(bug) = super::finding::folders_in(findings).into_iter().find(|p| {
         p != dir
             && merged_into(p).is_none()
             && Report::read(p).is_ok_and(|r| r.bug_key.as_ref() == Some(key))
@@ -467,6 +466,24 @@ mod tests {
             ))
         };
         assert_eq!(rank("N,N,N"), rank("N,N,N,N,N"));
+    }
+
+    #[test]
+    fn a_provisional_crash_key_abstracts_the_level_and_never_equals_a_reduced_key() {
+        let at = |level: &str| {
+            report(
+                FindingKind::Crash,
+                &format!("crash:{level}:Node (N) input 'x' is not a graph input"),
+                "",
+                &[],
+            )
+        };
+        let (basic, extended) = (at("basic"), at("extended"));
+        assert_eq!(
+            provisional_key(&basic.finding),
+            provisional_key(&extended.finding)
+        );
+        assert_ne!(provisional_key(&basic.finding), key(&basic, None));
     }
 
     #[test]

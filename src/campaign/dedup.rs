@@ -7,7 +7,7 @@
 //! one bug: members merged into one bug folder after reduction, and members whose bug keys
 //! agree ([`crate::campaign::bugs`]).
 
-use crate::oracle::{Finding, FindingKind};
+use crate::oracle::{normalize_text, Finding, FindingKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -21,24 +21,6 @@ pub struct Death {
     /// The model under test when it died, if the process got as far as emitting it.
     #[serde(skip)]
     pub model: Option<Vec<u8>>,
-}
-
-/// `message` with hex addresses, numbers and directories removed: `0x7ffd…` → `ADDR`,
-/// tokens holding digits → `N`, `/a/b/file.cc` → `file.cc`.
-pub fn normalize(message: &str) -> String {
-    let words: Vec<String> = message
-        .split_whitespace()
-        .map(|w| {
-            let w = w.rsplit('/').next().unwrap_or(w);
-            if w.starts_with("0x") && w.len() > 2 {
-                "ADDR".to_string()
-            } else {
-                crate::oracle::normalize_message(w)
-            }
-        })
-        .collect();
-    let joined = words.join(" ");
-    joined.chars().take(200).collect()
 }
 
 /// The line of a dead process's stderr that names its failure, normalized: a sanitizer
@@ -61,13 +43,15 @@ pub fn key_line(stderr: &str) -> Option<String> {
             .find(|l| l.starts_with("#0 "))
             .and_then(|l| l.split(" in ").nth(1))
             .unwrap_or("");
-        return Some(normalize(&format!("AddressSanitizer {kind} in {frame}")));
+        return Some(normalize_text(&format!(
+            "AddressSanitizer {kind} in {frame}"
+        )));
     }
     if let Some(i) = lines.iter().position(|l| l.contains(" panicked at ")) {
         let place = lines[i].split(" panicked at ").nth(1).unwrap_or("");
         let file = place.split(':').next().unwrap_or("");
         let message = lines.get(i + 1).copied().unwrap_or("");
-        return Some(normalize(&format!("panic at {file}: {message}")));
+        return Some(normalize_text(&format!("panic at {file}: {message}")));
     }
     if let Some(i) = lines
         .iter()
@@ -78,7 +62,7 @@ pub fn key_line(stderr: &str) -> Option<String> {
             .and_then(|l| l.strip_prefix("what():"))
             .unwrap_or("")
             .trim();
-        return Some(normalize(&format!("{} {what}", lines[i])));
+        return Some(normalize_text(&format!("{} {what}", lines[i])));
     }
     lines
         .iter()
@@ -89,7 +73,7 @@ pub fn key_line(stderr: &str) -> Option<String> {
                 .iter()
                 .any(|w| low.contains(w))
         })
-        .map(|l| normalize(l))
+        .map(|l| normalize_text(l))
 }
 
 /// The finding for a process that died running a test of the op types `ops`.
@@ -128,8 +112,12 @@ pub struct Member {
     pub culprits: Vec<String>,
     /// The op types of its reduced model, when it was reduced.
     pub reduced_ops: Option<String>,
-    /// Its bug key, once reduced ([`crate::campaign::bugs::key`]).
-    pub bug_key: Option<String>,
+    /// Its bug key: the reduced case's ([`crate::campaign::bugs::key`]), or before reduction
+    /// a provisional one ([`crate::campaign::bugs::provisional_key`]) that never equals a
+    /// reduced key, so an unreduced member never joins a reduced bug by guess.
+    pub key: String,
+    /// Whether it was reduced.
+    pub reduced: bool,
     /// The bug folder it was merged into, when it is a stub.
     pub merged_into: Option<String>,
     /// Whether the known-upstream table holds it.
@@ -158,8 +146,7 @@ pub struct Cluster {
 }
 
 /// Whether two members are one bug: one was merged into the other (or both into a third),
-/// or their bug keys agree. A member not reduced yet has only a provisional key (its exact
-/// signature; for a crash its normalized message), so it never joins a reduced bug by guess.
+/// or their bug keys agree.
 fn same_bug(a: &Member, b: &Member) -> bool {
     let joined = |x: &Member, y: &Member| x.merged_into.as_deref() == Some(y.folder.as_str());
     if joined(a, b) || joined(b, a) || (a.merged_into.is_some() && a.merged_into == b.merged_into) {
@@ -168,12 +155,7 @@ fn same_bug(a: &Member, b: &Member) -> bool {
     if a.finding.kind != b.finding.kind {
         return false;
     }
-    let key = |m: &Member| {
-        m.bug_key
-            .clone()
-            .unwrap_or_else(|| crate::campaign::bugs::provisional_key(&m.finding))
-    };
-    key(a) == key(b)
+    a.key == b.key
 }
 
 /// Groups `members` into clusters (union-find over [`same_bug`]), most hit first.
@@ -216,7 +198,7 @@ pub fn cluster(members: &[Member]) -> Vec<Cluster> {
                     .find(|m| !m.culprits.is_empty())
                     .map(|m| m.culprits.clone())
                     .unwrap_or_default(),
-                reduced: ms.iter().all(|m| m.bug_key.is_some()),
+                reduced: ms.iter().all(|m| m.reduced),
                 upstream: ms.iter().find_map(|m| m.upstream.clone()),
             }
         })
@@ -242,7 +224,8 @@ mod tests {
             count: 1,
             culprits: culprits.iter().map(|c| c.to_string()).collect(),
             reduced_ops: None,
-            bug_key: None,
+            key: format!("unreduced|{signature}"),
+            reduced: false,
             merged_into: None,
             upstream: None,
         }
@@ -251,7 +234,7 @@ mod tests {
     #[test]
     fn normalization_strips_addresses_numbers_and_directories() {
         assert_eq!(
-            normalize("SEGV at 0x7ffd1234 in /work/ort/core/fuse.cc:83 node n12_Relu"),
+            normalize_text("SEGV at 0x7ffd1234 in /work/ort/core/fuse.cc:83 node n12_Relu"),
             "SEGV at ADDR in fuse.cc:N node N_Relu"
         );
     }
@@ -295,22 +278,34 @@ mod tests {
 
     #[test]
     fn near_duplicates_cluster_and_distinct_bugs_do_not() {
+        let provisional = |mut m: Member, key: &str| {
+            m.key = key.into();
+            m
+        };
         let reduced = |mut m: Member, key: &str| {
-            m.bug_key = Some(key.into());
+            m.key = key.into();
+            m.reduced = true;
             m
         };
         let members = vec![
-            member(
-                "a",
-                FindingKind::Crash,
-                "crash:basic:Node (N) input 'x' is not a graph input",
-                &[],
+            // Not reduced yet: the caller's provisional key, which abstracts the level.
+            provisional(
+                member(
+                    "a",
+                    FindingKind::Crash,
+                    "crash:basic:Node (N) input 'x' is not a graph input",
+                    &[],
+                ),
+                "unreduced|crash:Node (N) input 'x' is not a graph input",
             ),
-            member(
-                "b",
-                FindingKind::Crash,
-                "crash:extended:Node (N) input 'x' is not a graph input",
-                &[],
+            provisional(
+                member(
+                    "b",
+                    FindingKind::Crash,
+                    "crash:extended:Node (N) input 'x' is not a graph input",
+                    &[],
+                ),
+                "unreduced|crash:Node (N) input 'x' is not a graph input",
             ),
             member(
                 "c",

@@ -2,6 +2,7 @@
 //! `repro.py`), `report.json` and the hit count. One folder per signature, created atomically by whoever sees it first.
 
 use super::dedup::Death;
+use super::known::{Observed, Upstream};
 use super::verify::{NewestCheck, Severity};
 use crate::backend::bisect::Culprits;
 use crate::oracle::{Finding, FindingKind};
@@ -48,9 +49,9 @@ pub struct Report {
     pub bug_key: Option<String>,
     /// Whether the known-upstream table held it when it was reduced ([`super::known`]);
     /// `report.md` and the campaign report match the folder afresh
-    /// ([`super::known::Upstream::of_folder`]).
+    /// ([`upstream_of_folder`]).
     #[serde(default)]
-    pub upstream: Option<super::known::Upstream>,
+    pub upstream: Option<Upstream>,
 }
 
 impl Report {
@@ -93,6 +94,37 @@ impl Report {
             dir.join(REPORT_JSON),
             serde_json::to_vec_pretty(self).expect("serializable"),
         )
+    }
+}
+
+impl Report {
+    /// What this finding, found by `target`, shows the known-upstream matcher.
+    pub fn observed<'a>(&'a self, target: &'a str) -> Observed<'a> {
+        Observed {
+            target,
+            signature: &self.finding.signature,
+            detail: &self.finding.detail,
+            culprits: match &self.culprits {
+                Some(Ok(c)) => &c.culprits,
+                _ => &[],
+            },
+            ops: self.op_types.split(',').filter(|o| !o.is_empty()).collect(),
+        }
+    }
+
+    /// Whether the known-upstream table holds this finding, found by `target`.
+    pub fn upstream_for(&self, target: &str) -> Upstream {
+        Upstream::of(&self.observed(target))
+    }
+}
+
+/// The known-upstream verdict for the finding folder `dir` holding `report`, matched afresh
+/// (the table may have grown since the finding was reduced) with the target its
+/// `target.json` names; the verdict stored at reduction when the folder names none.
+pub fn upstream_of_folder(dir: &Path, report: &Report) -> Option<Upstream> {
+    match Envelope::read(dir) {
+        Ok(e) => Some(report.upstream_for(&e.target.name)),
+        Err(_) => report.upstream.clone(),
     }
 }
 
@@ -260,4 +292,17 @@ pub fn read_count(dir: &Path) -> u64 {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(1)
+}
+
+/// The folders directly under `dir`, sorted (none when it cannot be read).
+pub fn folders_in(dir: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
 }

@@ -130,26 +130,6 @@ pub struct Observed<'a> {
     pub ops: Vec<&'a str>,
 }
 
-impl<'a> Observed<'a> {
-    /// What the finding of `report`, found by `target`, shows.
-    pub fn of_report(report: &'a super::finding::Report, target: &'a str) -> Observed<'a> {
-        Observed {
-            target,
-            signature: &report.finding.signature,
-            detail: &report.finding.detail,
-            culprits: match &report.culprits {
-                Some(Ok(c)) => &c.culprits,
-                _ => &[],
-            },
-            ops: report
-                .op_types
-                .split(',')
-                .filter(|o| !o.is_empty())
-                .collect(),
-        }
-    }
-}
-
 impl Matcher {
     /// Whether the row names anything beyond targets and class (a row that matches every
     /// finding of a target would hide new bugs).
@@ -235,21 +215,6 @@ impl Upstream {
                 relation: row.relation,
             },
             None => Upstream::New,
-        }
-    }
-
-    /// The verdict for the finding of `report`, found by `target`.
-    pub fn of_report(report: &super::finding::Report, target: &str) -> Upstream {
-        Upstream::of(&Observed::of_report(report, target))
-    }
-
-    /// The verdict for the finding folder `dir` holding `report`, matched afresh (the table
-    /// may have grown since the finding was reduced) with the target its `target.json`
-    /// names; the verdict stored at reduction when the folder names none.
-    pub fn of_folder(dir: &std::path::Path, report: &super::finding::Report) -> Option<Upstream> {
-        match super::finding::Envelope::read(dir) {
-            Ok(e) => Some(Upstream::of_report(report, &e.target.name)),
-            Err(_) => report.upstream.clone(),
         }
     }
 

@@ -113,10 +113,7 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         report.op_types = ops.into_iter().collect::<Vec<_>>().join(",");
     }
     report.bug_key = Some(super::bugs::key(&report, case.as_ref()));
-    report.upstream = Some(super::known::Upstream::of_report(
-        &report,
-        &envelope.target.name,
-    ));
+    report.upstream = Some(report.upstream_for(&envelope.target.name));
     report.write(dir).map_err(|e| e.to_string())?;
     super::report_md::write(dir).map_err(|e| e.to_string())?;
     // One bug, one entry: a finding whose reduced case agrees with an earlier bug's joins it.

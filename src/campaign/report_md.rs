@@ -67,7 +67,7 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         }
     );
     let upstream =
-        super::known::Upstream::of_folder(dir, &report).unwrap_or(super::known::Upstream::New);
+        super::finding::upstream_of_folder(dir, &report).unwrap_or(super::known::Upstream::New);
     let _ = writeln!(md, "\n- **Upstream:** {}", upstream.describe());
     if let Some(severity) = report.severity {
         let _ = writeln!(md, "- **Severity:** {}", severity.describe());

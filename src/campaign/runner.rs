@@ -193,20 +193,7 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
 
 /// The finding folders under a campaign's `findings/`, sorted.
 pub fn finding_dirs(out: &Path) -> Vec<PathBuf> {
-    folders_in(&out.join(FINDINGS))
-}
-
-/// The folders directly under `dir`, sorted (none when it cannot be read).
-pub fn folders_in(dir: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
+    finding::folders_in(&out.join(FINDINGS))
 }
 
 fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {

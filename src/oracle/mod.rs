@@ -99,7 +99,9 @@ pub enum Verdict {
     Found(Finding),
 }
 
-pub use crate::reference::compare::{compare, compare_within, normalize_message, tolerance};
+pub use crate::reference::compare::{
+    compare, compare_within, normalize_message, normalize_text, tolerance,
+};
 
 fn has_non_finite(outputs: &[Tensor]) -> bool {
     outputs.iter().any(|t| !t.is_finite())

@@ -50,6 +50,24 @@ pub fn compare_within(
     ))
 }
 
+/// `message` with hex addresses, numbers and directories removed: `0x7ffd…` → `ADDR`,
+/// tokens holding digits → `N`, `/a/b/file.cc` → `file.cc`.
+pub fn normalize_text(message: &str) -> String {
+    let words: Vec<String> = message
+        .split_whitespace()
+        .map(|w| {
+            let w = w.rsplit('/').next().unwrap_or(w);
+            if w.starts_with("0x") && w.len() > 2 {
+                "ADDR".to_string()
+            } else {
+                normalize_message(w)
+            }
+        })
+        .collect();
+    let joined = words.join(" ");
+    joined.chars().take(200).collect()
+}
+
 /// Replaces every alphanumeric token that holds a digit (numbers, addresses, node names like
 /// `n12`) with `N`, so that messages of one bug compare equal.
 pub fn normalize_message(message: &str) -> String {

@@ -4,10 +4,10 @@
 
 pub mod plot;
 
-use crate::campaign::bugs::merged_into;
+use crate::campaign::bugs::{merged_into, provisional_key};
 use crate::campaign::dedup::{cluster, Cluster, Member};
 use crate::campaign::finding::read_reduction;
-use crate::campaign::finding::{read_count, Report};
+use crate::campaign::finding::{read_count, upstream_of_folder, Report};
 use crate::campaign::known::Upstream;
 use crate::campaign::runner::{finding_dirs, STATS_CSV};
 use plot::{line_chart, Series};
@@ -38,7 +38,7 @@ pub fn members(out: &Path) -> Vec<Member> {
         .filter_map(|dir| {
             let report = Report::read(&dir).ok()?;
             let reduced = read_reduction(&dir);
-            let upstream = Upstream::of_folder(&dir, &report);
+            let upstream = upstream_of_folder(&dir, &report);
             Some(Member {
                 folder: dir.file_name()?.to_string_lossy().into_owned(),
                 count: read_count(&dir),
@@ -47,7 +47,11 @@ pub fn members(out: &Path) -> Vec<Member> {
                     _ => Vec::new(),
                 },
                 reduced_ops: reduced.map(|_| report.op_types.clone()),
-                bug_key: report.bug_key.clone(),
+                key: report
+                    .bug_key
+                    .clone()
+                    .unwrap_or_else(|| provisional_key(&report.finding)),
+                reduced: report.bug_key.is_some(),
                 merged_into: merged_into(&dir),
                 upstream,
                 finding: report.finding,
