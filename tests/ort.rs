@@ -119,3 +119,67 @@ fn transformers_that_modify_the_model_are_reported() {
     );
     assert!(fired.keys().all(|n| !n.is_empty() && !n.contains(' ')));
 }
+
+#[test]
+fn optimization_stages_are_read_from_onnx_runtime_itself() {
+    let backend = &harness().backend;
+    let like = |fired: &[&str]| {
+        let fired: Vec<String> = fired.iter().map(|f| f.to_string()).collect();
+        backend
+            .levels_like_top(&fired)
+            .expect("ORT knows its stages")
+    };
+    assert_eq!(like(&[]), vec![true; 4]);
+    assert_eq!(like(&["ConstantFolding"]), vec![false, true, true, true]);
+    assert_eq!(
+        like(&["GemmActivationFusion"]),
+        vec![false, false, true, true]
+    );
+    assert_eq!(like(&["NchwcTransformer"]), vec![false, false, false, true]);
+    // A name no stage's log showed could run anywhere.
+    assert_eq!(
+        like(&["NoSuchTransformer"]),
+        vec![false, false, false, true]
+    );
+}
+
+/// The oracle takes a level's outputs from the top level when ORT says the level compiles
+/// the same model: on generated models, every such level computes bit for bit what the top
+/// level computes.
+#[test]
+fn levels_said_to_compile_like_the_top_level_compute_the_same_bits() {
+    let h = harness();
+    let top = h.backend.levels().len() - 1;
+    let (mut reused, mut checked) = (0, 0);
+    for bytes in common::random_inputs(21, 250, 1200) {
+        let case = h.prepare(&bytes);
+        let model = emit(&case);
+        let inputs = Pipeline::inputs(&case, &model);
+        let mut fired = Vec::new();
+        let Ok(at_top) = h.backend.run_observed(&model, &inputs, top, &mut fired) else {
+            continue;
+        };
+        let like = h
+            .backend
+            .levels_like_top(&fired)
+            .expect("ORT knows its stages");
+        for level in (0..top).filter(|l| like[*l]) {
+            let outs = h
+                .backend
+                .run(&model, &inputs, level)
+                .expect("runs like the top");
+            assert_eq!(
+                format!("{outs:?}"),
+                format!("{at_top:?}"),
+                "level {level} said to compile like the top (fired: {fired:?})"
+            );
+            reused += 1;
+        }
+        checked += top;
+    }
+    eprintln!("{reused} of {checked} lower-level runs compile like the top level");
+    assert!(
+        reused * 4 >= checked,
+        "only {reused} of {checked} levels reused"
+    );
+}

@@ -123,6 +123,17 @@ pub trait Backend: Send + Sync {
         self.run(model, inputs, level)
     }
 
+    /// Given the optimizations that changed a model while it compiled at the top level
+    /// (what [`Backend::run_observed`] appended there), which levels provably compile it to
+    /// the very model the top level does: their outputs are then the top level's, and the
+    /// oracle does not compile them again. `None` when the backend cannot tell (every level
+    /// then runs, unoptimized first); a backend that can tell returns `Some` for any list,
+    /// the empty one included.
+    fn levels_like_top(&self, fired_at_top: &[String]) -> Option<Vec<bool>> {
+        let _ = fired_at_top;
+        None
+    }
+
     /// Every optimization that compiling `model` at the highest level runs (ONNX Runtime's
     /// registered graph transformers), each with whether it changed the model, or `None` when
     /// the backend does not report them. What is not listed cannot fire in this build and

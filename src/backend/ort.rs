@@ -8,7 +8,7 @@ use ort::logging::{LogLevel, LoggerFunction};
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::{DynValue, Tensor as OrtTensor};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// ONNX Runtime's optimization levels, unoptimized first.
@@ -351,18 +351,102 @@ impl Backend for OrtCpu {
     }
 
     fn optimization_log(&self, model: &OnnxModel) -> Option<Vec<(String, bool)>> {
-        let log: Arc<Mutex<BTreeMap<String, bool>>> = Arc::default();
+        let log = self.transformer_log(&model.bytes, LEVELS.len() - 1).ok()?;
+        let mut outcomes: BTreeMap<String, bool> = BTreeMap::new();
+        for (name, modified) in log {
+            *outcomes.entry(name).or_default() |= modified;
+        }
+        Some(outcomes.into_iter().collect())
+    }
+
+    fn levels_like_top(&self, fired_at_top: &[String]) -> Option<Vec<bool>> {
+        let stages = self.stages().as_ref().ok()?;
+        let top = LEVELS.len() - 1;
+        // The highest level at which one of the fired transformers runs: every level from
+        // there up compiles the same graph. A name no level's log showed could run anywhere.
+        let highest = fired_at_top
+            .iter()
+            .map(|name| stages.highest_level(name).unwrap_or(top))
+            .max()
+            .unwrap_or(0);
+        Some((0..LEVELS.len()).map(|level| level >= highest).collect())
+    }
+}
+
+/// Which graph transformers ONNX Runtime runs at which optimization level, read from its own
+/// log: a session at each level on a model that nothing rewrites logs each transformer once
+/// per run, so a name logged more often at level `l` than at `l - 1` runs in level `l`'s
+/// stage (required transformers run at every level, `disable` included).
+struct Stages {
+    /// Per level of [`LEVELS`], the names that run in its stage.
+    introduced: Vec<BTreeSet<String>>,
+}
+
+impl Stages {
+    /// Probes the stages on a one-node model.
+    fn probe(ort: &OrtCpu) -> Result<Stages, String> {
+        let case = crate::gen::TestCase::decode(
+            &[0u8; 64],
+            &crate::gen::Menu::everything(),
+            &crate::gen::Limits::exact(1),
+        );
+        let model = crate::emit::onnx::emit_plain(&case);
+        let mut previous: BTreeMap<String, usize> = BTreeMap::new();
+        let mut introduced = Vec::new();
+        for level in 0..LEVELS.len() {
+            let log = ort
+                .transformer_log(&model.bytes, level)
+                .map_err(|e| format!("probing ONNX Runtime's optimization stages: {e}"))?;
+            let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+            for (name, _) in log {
+                *counts.entry(name).or_default() += 1;
+            }
+            introduced.push(
+                counts
+                    .iter()
+                    .filter(|(name, n)| previous.get(*name).is_none_or(|p| *n > p))
+                    .map(|(name, _)| name.clone())
+                    .collect(),
+            );
+            previous = counts;
+        }
+        Ok(Stages { introduced })
+    }
+
+    /// The highest level whose stage runs transformer `name`, if any level's does.
+    fn highest_level(&self, name: &str) -> Option<usize> {
+        self.introduced
+            .iter()
+            .rposition(|names| names.contains(name))
+    }
+}
+
+impl OrtCpu {
+    /// Every transformer outcome, in order, of compiling `bytes` at `level`: `(name,
+    /// modified)` per `GraphTransformer <Name> modified: <0|1>` line of the session's log.
+    fn transformer_log(
+        &self,
+        bytes: &[u8],
+        level: usize,
+    ) -> Result<Vec<(String, bool)>, ort::Error> {
+        let log: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
         let sink = Arc::clone(&log);
         let logger: LoggerFunction = Arc::new(move |_level, _category, _id, _location, message| {
             if let Some((name, modified)) = transformer_outcome(message) {
-                let mut log = sink.lock().expect("logger lock");
-                *log.entry(name.to_string()).or_default() |= modified;
+                sink.lock()
+                    .expect("logger lock")
+                    .push((name.to_string(), modified));
             }
         });
-        self.session(&model.bytes, LEVELS.len() - 1, Some(logger))
-            .ok()?;
-        let log = log.lock().expect("logger lock");
-        Some(log.iter().map(|(n, m)| (n.clone(), *m)).collect())
+        self.session(bytes, level, Some(logger))?;
+        let log = std::mem::take(&mut *log.lock().expect("logger lock"));
+        Ok(log)
+    }
+
+    /// ONNX Runtime's optimization stages, probed once per process.
+    fn stages(&self) -> &'static Result<Stages, String> {
+        static STAGES: OnceLock<Result<Stages, String>> = OnceLock::new();
+        STAGES.get_or_init(|| Stages::probe(self))
     }
 }
 

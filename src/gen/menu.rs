@@ -132,34 +132,44 @@ impl Menu {
     /// The sub-menu of ops whose bit is set in `op_mask` ([`mask_bit`]) and of
     /// signatures whose dtypes are all in `dtypes`. Falls back to `self` when that is empty.
     pub fn swarm(&self, op_mask: u128, dtypes: &BTreeSet<DType>) -> Menu {
-        let entries: Vec<MenuEntry> = self
-            .entries
-            .iter()
-            .filter(|e| op_mask & (1u128 << mask_bit(e.spec)) != 0)
-            .filter_map(|e| {
-                let choices: Vec<Choice> = e
-                    .choices
-                    .iter()
-                    .filter(|c| {
-                        c.sig
-                            .inputs
-                            .iter()
-                            .chain(&c.sig.outputs)
-                            .all(|d| dtypes.contains(d))
-                    })
-                    .cloned()
-                    .collect();
-                (!choices.is_empty()).then_some(MenuEntry {
+        // Per entry of `self`, its index in the sub-menu when it stays.
+        let mut kept = vec![None; self.entries.len()];
+        let mut entries: Vec<MenuEntry> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if op_mask & (1u128 << mask_bit(e.spec)) == 0 {
+                continue;
+            }
+            let choices: Vec<Choice> = e
+                .choices
+                .iter()
+                .filter(|c| {
+                    c.sig
+                        .inputs
+                        .iter()
+                        .chain(&c.sig.outputs)
+                        .all(|d| dtypes.contains(d))
+                })
+                .cloned()
+                .collect();
+            if !choices.is_empty() {
+                kept[i] = Some(entries.len());
+                entries.push(MenuEntry {
                     spec: e.spec,
                     choices,
-                })
-            })
-            .collect();
-        if entries.is_empty() {
-            self.clone()
-        } else {
-            Menu::from_entries(entries)
+                });
+            }
         }
+        if entries.is_empty() {
+            return self.clone();
+        }
+        // The ring `from_entries` would build, without hashing and sorting again: the kept
+        // entries' points, already in order (indices are renumbered in the same order).
+        let ring = self
+            .ring
+            .iter()
+            .filter_map(|(point, i)| kept[*i].map(|j| (*point, j)))
+            .collect();
+        Menu { entries, ring }
     }
 
     /// Dtypes that some choice takes as its first input.
@@ -204,6 +214,8 @@ mod tests {
             .all(|d| *d == DType::F32))));
         let none = all.swarm(0, &f32_only);
         assert_eq!(none.len(), all.len());
+        // The filtered ring is the one built from scratch.
+        assert_eq!(narrow.ring, Menu::from_entries(narrow.entries.clone()).ring);
     }
 
     #[test]

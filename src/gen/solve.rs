@@ -115,7 +115,9 @@ impl VarTable {
     /// by one, each to its hint if possible, else to the smallest feasible value of its bin,
     /// else to the smallest feasible value of its domain. Every decision rests on sat/unsat
     /// answers only, never on which model z3 happens to return, so the result is the same
-    /// whatever the solver's history: decoding stays deterministic across processes.
+    /// whatever the solver's history: decoding stays deterministic across processes. A
+    /// question a known solution already answers (a *witness*: z3's last model, or it with
+    /// one variable moved where every requirement still evaluates true) is not put to z3.
     fn pin_all(&self, solver: &Solver, requires: &[Bool]) -> Option<Vec<i64>> {
         let consts: Vec<z3::ast::Int> = (0..self.vars.len())
             .map(|i| z3::ast::Int::new_const(format!("v{i}")))
@@ -130,28 +132,26 @@ impl VarTable {
         if solver.check() != SatResult::Sat {
             return None;
         }
-        let sat_with = |pred: z3::ast::Bool| {
-            solver.push();
-            solver.assert(pred);
-            let sat = solver.check() == SatResult::Sat;
-            solver.pop(1);
-            sat
+        let mut pins = Pins {
+            table: self,
+            solver,
+            consts: &consts,
+            requires,
+            witness: model_values(solver, &consts),
         };
-        let in_range =
-            |c: &z3::ast::Int, lo: i64, hi: i64| z3::ast::Bool::and(&[c.ge(lo), c.le(hi)]);
         let mut values = Vec::with_capacity(self.vars.len());
-        for (info, c) in self.vars.iter().zip(&consts) {
-            let value = if sat_with(c.eq(info.hint)) {
+        for (var, info) in self.vars.iter().enumerate() {
+            let value = if pins.feasible(var, info.hint, info.hint) {
                 info.hint
             } else {
-                let (mut lo, mut hi) = if sat_with(in_range(c, info.bin.0, info.bin.1)) {
+                let (mut lo, mut hi) = if pins.feasible(var, info.bin.0, info.bin.1) {
                     info.bin
                 } else {
                     (info.lo, info.hi)
                 };
                 while lo < hi {
                     let mid = lo + (hi - lo) / 2;
-                    if sat_with(in_range(c, lo, mid)) {
+                    if pins.feasible(var, lo, mid) {
                         hi = mid;
                     } else {
                         lo = mid + 1;
@@ -159,11 +159,81 @@ impl VarTable {
                 }
                 lo
             };
-            solver.assert(c.eq(value));
+            pins.pin(var, value);
             values.push(value);
         }
         (solver.check() == SatResult::Sat).then_some(values)
     }
+}
+
+/// The state of [`VarTable::pin_all`]: the solver with every pin so far asserted, and a
+/// witness, a full assignment known to satisfy everything asserted.
+struct Pins<'a> {
+    table: &'a VarTable,
+    solver: &'a Solver,
+    consts: &'a [z3::ast::Int],
+    requires: &'a [Bool],
+    witness: Option<Vec<i64>>,
+}
+
+impl Pins<'_> {
+    /// Whether variable `var` can take a value in `lo..=hi` with everything asserted so far.
+    fn feasible(&mut self, var: usize, lo: i64, hi: i64) -> bool {
+        if let Some(w) = &self.witness {
+            if (lo..=hi).contains(&w[var]) {
+                return true;
+            }
+            if let Some(moved) = self.moved(w, var, lo) {
+                self.witness = Some(moved);
+                return true;
+            }
+        }
+        let c = &self.consts[var];
+        self.solver.push();
+        self.solver
+            .assert(z3::ast::Bool::and(&[c.ge(lo), c.le(hi)]));
+        let sat = self.solver.check() == SatResult::Sat;
+        if sat {
+            self.witness = model_values(self.solver, self.consts);
+        }
+        self.solver.pop(1);
+        sat
+    }
+
+    /// Asserts `var == value`, keeping the witness when it (moved to `value`) still holds.
+    fn pin(&mut self, var: usize, value: i64) {
+        self.solver.assert(self.consts[var].eq(value));
+        self.witness = match self.witness.take() {
+            Some(w) if w[var] == value => Some(w),
+            Some(w) => self.moved(&w, var, value),
+            None => None,
+        };
+    }
+
+    /// The witness `w` with variable `var` moved to `value`, when that stays in the
+    /// variable's domain and every requirement still evaluates true (pinned variables keep
+    /// their values: only `var` moves, and it is not pinned yet).
+    fn moved(&self, w: &[i64], var: usize, value: i64) -> Option<Vec<i64>> {
+        let info = &self.table.vars[var];
+        if !(info.lo..=info.hi).contains(&value) {
+            return None;
+        }
+        let mut moved = w.to_vec();
+        moved[var] = value;
+        self.requires
+            .iter()
+            .all(|r| r.eval(&moved) == Some(true))
+            .then_some(moved)
+    }
+}
+
+/// The values of `consts` in the solver's model after a satisfiable check.
+fn model_values(solver: &Solver, consts: &[z3::ast::Int]) -> Option<Vec<i64>> {
+    let model = solver.get_model()?;
+    consts
+        .iter()
+        .map(|c| model.eval(c, true).and_then(|v| v.as_i64()))
+        .collect()
 }
 
 thread_local! {

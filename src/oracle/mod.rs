@@ -212,7 +212,8 @@ pub fn differential(
     fired: &mut Vec<String>,
 ) -> Verdict {
     let levels = backend.levels();
-    let unoptimized = match backend.run(model, inputs, 0) {
+    let mut runs = LevelRuns::start(backend, model, inputs, fired);
+    let unoptimized = match runs.run(0) {
         Ok(outs) => outs,
         Err(e) if e.class == ErrorClass::Internal => return crash(levels[0], &e),
         Err(e) => return Verdict::Skipped(skip_for(&e)),
@@ -234,7 +235,7 @@ pub fn differential(
     let mut op_types = Some(op_types);
     let mut ops = move || op_types.take().map(|f| f()).unwrap_or_default();
     for (level, name) in levels.iter().enumerate().skip(1) {
-        let outs = match backend.run_observed(model, inputs, level, fired) {
+        let outs = match runs.run(level) {
             Err(e) if e.class == ErrorClass::Unsupported => return Verdict::Skipped(skip_for(&e)),
             Err(e) => return crash(name, &e),
             Ok(_) if non_finite => continue,
@@ -271,6 +272,67 @@ pub fn differential(
             format!("output {i}: {d} (reference vs every level)"),
         ),
         _ => Verdict::Pass,
+    }
+}
+
+/// A backend's runs of one model, level by level. A backend that can tell which levels
+/// compile the model exactly as its top level does ([`Backend::levels_like_top`]) has the top
+/// level run first; the levels like it then take its outputs instead of compiling again (the
+/// same compiled model on the same inputs computes the same values), which saves most
+/// sessions of a test. The verdict reads the levels in order either way.
+struct LevelRuns<'a> {
+    backend: &'a dyn Backend,
+    model: &'a OnnxModel,
+    inputs: &'a [&'a Tensor],
+    fired: &'a mut Vec<String>,
+    /// The top level's run, when it ran first.
+    top: Option<Result<Vec<Tensor>, BackendError>>,
+    /// Per level, whether it compiles to the top level's model (empty: unknown).
+    like_top: Vec<bool>,
+}
+
+impl<'a> LevelRuns<'a> {
+    fn start(
+        backend: &'a dyn Backend,
+        model: &'a OnnxModel,
+        inputs: &'a [&'a Tensor],
+        fired: &'a mut Vec<String>,
+    ) -> LevelRuns<'a> {
+        let top_level = backend.levels().len() - 1;
+        let mut runs = LevelRuns {
+            backend,
+            model,
+            inputs,
+            fired,
+            top: None,
+            like_top: Vec::new(),
+        };
+        if top_level > 0 && backend.levels_like_top(&[]).is_some() {
+            let mut at_top = Vec::new();
+            let top = backend.run_observed(model, inputs, top_level, &mut at_top);
+            if top.is_ok() {
+                runs.like_top = backend.levels_like_top(&at_top).unwrap_or_default();
+            }
+            runs.fired.extend(at_top);
+            runs.top = Some(top);
+        }
+        runs
+    }
+
+    /// The outputs at `level`: the top level's when it compiles alike, else a run.
+    fn run(&mut self, level: usize) -> Result<Vec<Tensor>, BackendError> {
+        let top_level = self.backend.levels().len() - 1;
+        if let Some(top) = &self.top {
+            if level == top_level || self.like_top.get(level) == Some(&true) {
+                return top.clone();
+            }
+        }
+        if level == 0 {
+            self.backend.run(self.model, self.inputs, 0)
+        } else {
+            self.backend
+                .run_observed(self.model, self.inputs, level, self.fired)
+        }
     }
 }
 
@@ -416,6 +478,96 @@ mod tests {
             blame(&judge(&[a, b, a], Some(&[3.0]), false)),
             Some((Blame::Ambiguous, "O1".into()))
         );
+    }
+
+    /// A backend whose levels 0 and 1 compile alike unless `fired` names an optimization, and
+    /// which counts the runs it makes.
+    struct Alike {
+        outputs: Vec<Vec<f32>>,
+        fired: Vec<String>,
+        runs: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl Backend for Alike {
+        fn name(&self) -> &'static str {
+            "alike"
+        }
+        fn version(&self) -> String {
+            "alike".into()
+        }
+        fn levels(&self) -> &'static [&'static str] {
+            &["O0", "O1", "O2"]
+        }
+        fn run(
+            &self,
+            _: &OnnxModel,
+            _: &[&Tensor],
+            level: usize,
+        ) -> Result<Vec<Tensor>, BackendError> {
+            self.runs.lock().unwrap().push(level);
+            Ok(vec![t(&self.outputs[level])])
+        }
+        fn run_observed(
+            &self,
+            model: &OnnxModel,
+            inputs: &[&Tensor],
+            level: usize,
+            fired: &mut Vec<String>,
+        ) -> Result<Vec<Tensor>, BackendError> {
+            if level == 2 {
+                fired.extend(self.fired.iter().cloned());
+            }
+            self.run(model, inputs, level)
+        }
+        fn levels_like_top(&self, fired_at_top: &[String]) -> Option<Vec<bool>> {
+            // Level 2's own optimization `O2pass` keeps levels 0 and 1 apart from it;
+            // `O1pass` (from level 1 up) keeps only level 0 apart.
+            let o2 = fired_at_top.iter().any(|f| f == "O2pass");
+            let o1 = fired_at_top.iter().any(|f| f == "O1pass");
+            Some(vec![!o1 && !o2, !o2, true])
+        }
+    }
+
+    #[test]
+    fn levels_that_compile_like_the_top_level_are_not_run_again() {
+        let (a, b) = (&[1.0f32][..], &[2.0f32][..]);
+        let verdict_and_runs = |fired: &[&str], outputs: &[&[f32]]| {
+            let backend = Alike {
+                outputs: outputs.iter().map(|v| v.to_vec()).collect(),
+                fired: fired.iter().map(|f| f.to_string()).collect(),
+                runs: Default::default(),
+            };
+            let reference = ReferenceRun {
+                outputs: Ok(vec![t(a)]),
+                fragile: vec![false],
+                envelope: None,
+            };
+            let mut seen = Vec::new();
+            let v = differential(
+                &backend,
+                &model(),
+                &[],
+                Some(&reference),
+                || "Op".into(),
+                &mut seen,
+            );
+            let runs = backend.runs.lock().unwrap().clone();
+            (v, runs, seen)
+        };
+        // Nothing fired: one compile serves every level.
+        let (v, runs, _) = verdict_and_runs(&[], &[a, a, a]);
+        assert_eq!((v, runs), (Verdict::Pass, vec![2]));
+        // A level-1 optimization fired: level 0 runs, level 1 takes the top's outputs.
+        let (v, runs, seen) = verdict_and_runs(&["O1pass"], &[a, a, a]);
+        assert_eq!(
+            (v, runs, seen),
+            (Verdict::Pass, vec![2, 0], vec!["O1pass".to_string()])
+        );
+        // A top-level optimization fired: every level runs, and the verdict names the
+        // level at fault as it would in level order.
+        let (v, runs, _) = verdict_and_runs(&["O2pass"], &[a, b, b]);
+        assert_eq!(runs, vec![2, 0, 1]);
+        assert_eq!(blame(&v), Some((Blame::Optimizer, "O1".into())));
     }
 
     #[test]
