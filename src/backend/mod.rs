@@ -11,7 +11,9 @@ pub mod ort;
 pub mod panic;
 pub mod python;
 pub mod torchscript;
+#[cfg(feature = "tract")]
 pub mod tract;
+#[cfg(feature = "tract")]
 pub mod tract_bisect;
 pub mod tvm;
 
@@ -164,7 +166,7 @@ pub static BACKENDS: &[BackendInfo] = &[
     BackendInfo {
         name: "tract",
         summary: "tract, linked in (typed, decluttered, optimized); panics are caught as crash errors",
-        build: || Ok(Box::new(tract::Tract::new())),
+        build: tract_backend,
     },
     BackendInfo {
         name: "tvm",
@@ -177,6 +179,17 @@ pub static BACKENDS: &[BackendInfo] = &[
         build: || Ok(Box::new(faulty::Faulty::new(Box::new(ort::OrtCpu::new()?))?)),
     },
 ];
+
+/// What a target linked against tract says in a build without it.
+pub const WITHOUT_TRACT: &str = "this dlcfuzz was built without tract (cargo feature `tract`, on by default; README's first command leaves it out to build faster): build with default features, e.g. `cargo build --release`";
+
+/// tract, when this build links it.
+fn tract_backend() -> Result<Box<dyn Backend>, String> {
+    #[cfg(feature = "tract")]
+    return Ok(Box::new(tract::Tract::new()));
+    #[cfg(not(feature = "tract"))]
+    Err(WITHOUT_TRACT.into())
+}
 
 /// Loads the backend called `name`, or says why not (an unknown name lists the known ones).
 pub fn by_name(name: &str) -> Result<Box<dyn Backend>, String> {

@@ -209,10 +209,15 @@ impl Isolated {
                     let err =
                         String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
                             .into_owned();
+                    // The worker's own error line, not the backtrace printed after it.
+                    let message = err
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Error: "))
+                        .or_else(|| err.lines().last())
+                        .unwrap_or("no message");
                     return Err(format!(
-                        "the worker did not start ({}): {}",
+                        "the worker did not start ({}): {message}",
                         self.target.name,
-                        err.lines().last().unwrap_or("no message")
                     ));
                 }
             }

@@ -6,6 +6,7 @@ use super::{Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::bisect::Culprits;
 use crate::backend::faulty::Faulty;
 use crate::backend::ort::OrtCpu;
+#[cfg(feature = "tract")]
 use crate::backend::tract::Tract;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
@@ -166,6 +167,7 @@ pub fn build_ort_mutated(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, S
 /// `tract`: a generated model through tract typed, decluttered and optimized. Under
 /// libFuzzer tract's panics propagate (reported with their stack); elsewhere they are crash
 /// findings. Capabilities are always probed with panics caught.
+#[cfg(feature = "tract")]
 pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     let pipeline = Pipeline::probed(Box::new(Tract::new()), config.limits());
     let pipeline = if config.propagate_panics {
@@ -174,6 +176,12 @@ pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String>
         pipeline
     };
     Ok(Box::new(Differential::new("tract", pipeline)?))
+}
+
+/// `tract` in a build without tract: says so.
+#[cfg(not(feature = "tract"))]
+pub fn build_tract(_config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Err(crate::backend::WITHOUT_TRACT.into())
 }
 
 /// `faulty`: ONNX Runtime's menu and pipeline over the fault-injecting wrapper (reliability

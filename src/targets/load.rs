@@ -5,6 +5,7 @@
 
 use super::{FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::ort::OrtCpu;
+#[cfg(feature = "tract")]
 use crate::backend::tract::Tract;
 use crate::backend::{Backend, BackendError};
 use crate::gen::TestCase;
@@ -15,6 +16,7 @@ use std::path::Path;
 /// The backend a load target feeds.
 enum Loader {
     Ort(OrtCpu),
+    #[cfg(feature = "tract")]
     Tract(Tract),
 }
 
@@ -28,6 +30,7 @@ impl Load {
     fn backend(&self) -> &dyn Backend {
         match &self.loader {
             Loader::Ort(b) => b,
+            #[cfg(feature = "tract")]
             Loader::Tract(b) => b,
         }
     }
@@ -36,6 +39,7 @@ impl Load {
     pub fn load(&self, bytes: &[u8]) -> Result<(), BackendError> {
         match &self.loader {
             Loader::Ort(b) => b.load_only(bytes),
+            #[cfg(feature = "tract")]
             Loader::Tract(b) => b.load_only(bytes),
         }
     }
@@ -106,6 +110,7 @@ pub fn build_ort(_config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> 
 
 /// `tract_load`: tract parses, analyses and optimizes the bytes, then runs the model once on
 /// ones when its declared inputs are static and small. Under libFuzzer panics propagate.
+#[cfg(feature = "tract")]
 pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     let tract = if config.propagate_panics {
         Tract::new_propagating_panics()
@@ -116,6 +121,12 @@ pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String>
         info: super::by_name("tract_load")?,
         loader: Loader::Tract(tract),
     }))
+}
+
+/// `tract_load` in a build without tract: says so.
+#[cfg(not(feature = "tract"))]
+pub fn build_tract(_config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Err(crate::backend::WITHOUT_TRACT.into())
 }
 
 #[cfg(test)]
