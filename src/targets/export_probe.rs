@@ -5,6 +5,13 @@
 //! (no ONNX function, no decomposition) is never drawn by `torch_onnx_export`. Without this,
 //! one unconvertible row among a test's rows made most tests unsupported.
 //!
+//! The same probe reads which element types ONNX Runtime can run the exported model on:
+//! for each op of the first exported program, the types ONNX Runtime's CPU kernel table
+//! (`get_all_opkernel_def`) registers at the model's opset; a row is then only given the
+//! types every one of its ops has (float16 always: ONNX Runtime casts ops without a
+//! float16 kernel to float32 itself). ONNX Runtime's missing kernels were most of the
+//! target's unsupported tests (`Could not find an implementation for Softplus(1)`).
+//!
 //! The result is cached under [`crate::paths::cache_dir`], keyed by the torch version and a
 //! fingerprint of the rows, so every worker of a campaign and every replay sees the same
 //! rows and decodes the same bytes the same way.
@@ -13,14 +20,15 @@ use super::surface::profiled;
 use crate::backend::python::classify::PyOutcome;
 use crate::backend::python::{runs, PythonHost, Run};
 use crate::gen::menu::op_key;
+use crate::ir::ScalarType;
 use crate::mutate::program::render::{render, Dialect};
-use crate::mutate::program::ProgramPlan;
-use crate::torch::gen::generate_only;
+use crate::mutate::program::{ProgramPlan, Stmt};
+use crate::torch::gen::{generate_only, Lacks, TorchProgram};
 use crate::torch::ops::{table, TorchOp};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -36,6 +44,19 @@ struct Probe {
     rows: u64,
     /// Rows the exporter has no conversion for.
     excluded: BTreeSet<String>,
+    /// Per row whose exported model ONNX Runtime's CPU kernel table restricts: the element
+    /// types (torch names) every op of that model has a CPU kernel for.
+    types: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// What one row's probe learnt.
+struct RowProbe {
+    /// Some program of the row alone exported (or failed for another reason than a missing
+    /// conversion), or none could be made.
+    exports: bool,
+    /// The element types ONNX Runtime's CPU kernels handle for every op the row exported
+    /// to, when its kernel table restricts them.
+    types: Option<BTreeSet<String>>,
 }
 
 /// A hash of every row's name and template: a changed row is probed again.
@@ -46,48 +67,27 @@ fn fingerprint() -> u64 {
 }
 
 fn cache_path() -> PathBuf {
+    // v2: with the element types per row.
     crate::paths::cache_dir().join(format!(
-        "torch-onnx-export-rows-{:016x}.json",
+        "torch-onnx-export-rows-v2-{:016x}.json",
         fingerprint()
     ))
 }
 
-/// The rows `torch.onnx.export` (in `host`, torch `torch_version`) cannot convert, from the
-/// cache or probed now (about a second per row, once).
-pub fn unexportable(host: &Mutex<PythonHost>, torch_version: &str) -> BTreeSet<&'static str> {
+/// What `torch.onnx.export` followed by ONNX Runtime (in `host`, torch `torch_version`)
+/// lacks: the rows the exporter cannot convert, and per row the element types ONNX
+/// Runtime's CPU kernels handle for what it exports to. From the cache, or probed now
+/// (about a second per row, once).
+pub fn lacks(host: &Mutex<PythonHost>, torch_version: &str) -> Lacks {
     let path = cache_path();
     let cached = std::fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice::<Probe>(&b).ok())
         .filter(|p| p.torch == torch_version && p.rows == fingerprint());
-    let excluded = match cached {
-        Some(p) => p.excluded,
+    let probe = match cached {
+        Some(p) => p,
         None => {
-            let rows = table();
-            super::status(&format!(
-                "probing which of {} torch rows torch.onnx.export converts (once per torch version, about a second per row; cached in {})",
-                rows.len(),
-                path.display()
-            ));
-            let mut excluded: BTreeSet<String> = BTreeSet::new();
-            for (i, op) in rows.iter().enumerate() {
-                if !exports(host, op) {
-                    excluded.insert(op.name.to_string());
-                }
-                if (i + 1) % 20 == 0 || i + 1 == rows.len() {
-                    super::status(&format!(
-                        "export probe: {}/{} rows, {} without a conversion",
-                        i + 1,
-                        rows.len(),
-                        excluded.len()
-                    ));
-                }
-            }
-            let probe = Probe {
-                torch: torch_version.to_string(),
-                rows: fingerprint(),
-                excluded,
-            };
+            let probe = probe_rows(host, torch_version, &path);
             // Written whole under a unique name, then renamed: concurrent workers never
             // read half a file.
             let tmp = path.with_extension(format!("tmp{}", std::process::id()));
@@ -100,27 +100,75 @@ pub fn unexportable(host: &Mutex<PythonHost>, torch_version: &str) -> BTreeSet<&
             {
                 let _ = std::fs::rename(&tmp, &path);
             }
-            probe.excluded
+            probe
         }
     };
-    table()
-        .iter()
-        .map(|op| op.name)
-        .filter(|n| excluded.contains(*n))
-        .collect()
+    let mut lacks = Lacks::default();
+    for op in table() {
+        if probe.excluded.contains(op.name) {
+            lacks.rows.insert(op.name);
+        }
+        if let Some(names) = probe.types.get(op.name) {
+            let handled: BTreeSet<ScalarType> = ScalarType::ALL
+                .into_iter()
+                .filter(|s| names.contains(s.torch_name()))
+                .collect();
+            lacks.types.insert(op.name, handled);
+        }
+    }
+    lacks
 }
 
-/// Whether some program of row `name` alone exports (or fails for another reason than a
-/// missing conversion); `true` too when no program of it could be made to run in eager
-/// (nothing to learn).
-fn exports(host: &Mutex<PythonHost>, row: &'static TorchOp) -> bool {
+/// Probes every row, showing progress.
+fn probe_rows(host: &Mutex<PythonHost>, torch_version: &str, path: &std::path::Path) -> Probe {
+    let rows = table();
+    super::status(&format!(
+        "probing which of {} torch rows torch.onnx.export converts, and on which element types ONNX Runtime runs them (once per torch version, about a second per row; cached in {})",
+        rows.len(),
+        path.display()
+    ));
+    let mut probe = Probe {
+        torch: torch_version.to_string(),
+        rows: fingerprint(),
+        excluded: BTreeSet::new(),
+        types: BTreeMap::new(),
+    };
+    for (i, op) in rows.iter().enumerate() {
+        let row = probe_row(host, op);
+        if !row.exports {
+            probe.excluded.insert(op.name.to_string());
+        }
+        if let Some(types) = row.types {
+            probe.types.insert(op.name.to_string(), types);
+        }
+        if (i + 1) % 20 == 0 || i + 1 == rows.len() {
+            super::status(&format!(
+                "export probe: {}/{} rows, {} without a conversion, {} on fewer element types",
+                i + 1,
+                rows.len(),
+                probe.excluded.len(),
+                probe.types.len()
+            ));
+        }
+    }
+    probe
+}
+
+/// Exports up to [`TRIES`] programs of row `row` alone: whether one exports (or fails for
+/// another reason than a missing conversion; `true` too when no program of it could be made
+/// to run in eager: nothing to learn), and the element types ONNX Runtime's CPU kernels
+/// handle for what the first exported program became.
+fn probe_row(host: &Mutex<PythonHost>, row: &'static TorchOp) -> RowProbe {
     let name = row.name;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(op_key(name, 0));
-    let mut unsupported = 0;
+    let (mut unsupported, mut types) = (0, None);
     for _ in 0..TRIES {
         let mut bytes = vec![0u8; 400];
         rng.fill(&mut bytes[..]);
         let generated = generate_only(&bytes, 3, row);
+        let Some(data_type) = argument_type(&generated, name) else {
+            continue;
+        };
         let plan = ProgramPlan::default();
         let Ok(test) = profiled(host, "torch.onnx.export", "cpu", plan, generated, &[]) else {
             continue;
@@ -129,10 +177,17 @@ fn exports(host: &Mutex<PythonHost>, row: &'static TorchOp) -> bool {
             continue;
         }
         let source = render(&test.program, Dialect::Python);
-        let request = test.request(&source, "cpu", json!({"op": "torch_onnx_export"}));
+        let request = test.request(
+            &source,
+            "cpu",
+            json!({"op": "torch_onnx_export", "kernel_types": data_type.torch_name()}),
+        );
         let Ok(response) = super::hosted::call(host, "torch.onnx.export", &request) else {
             continue;
         };
+        if types.is_none() {
+            types = serde_json::from_value(response.header["ort_types"].clone()).ok();
+        }
         let missing = runs(&response).is_ok_and(|named| {
             named.iter().any(|(n, r)| {
                 n == "export"
@@ -140,9 +195,26 @@ fn exports(host: &Mutex<PythonHost>, row: &'static TorchOp) -> bool {
             })
         });
         if !missing {
-            return true;
+            return RowProbe {
+                exports: true,
+                types,
+            };
         }
         unsupported += 1;
     }
-    unsupported == 0
+    RowProbe {
+        exports: unsupported == 0,
+        types,
+    }
+}
+
+/// The element type of the first argument of the first statement row `name` made in
+/// `generated`: the type the probe learns ONNX Runtime's support for.
+fn argument_type(generated: &TorchProgram, name: &str) -> Option<ScalarType> {
+    generated.program.body.iter().find_map(|stmt| match stmt {
+        Stmt::Let { var, call } if generated.producers.get(var) == Some(&name) => {
+            call.args.first().map(|a| generated.program.types[a].scalar)
+        }
+        _ => None,
+    })
 }

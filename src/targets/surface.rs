@@ -12,7 +12,7 @@ use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Skip, Verdict};
 use crate::reduce::program::{dropped_mutations, Outline};
 use crate::reduce::Edit;
-use crate::torch::gen::generate_without;
+use crate::torch::gen::{generate_without, Lacks};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -246,8 +246,9 @@ pub struct SurfaceSource {
     /// EMI conditions only on shapes, never on values (for compilers that trace shapes but
     /// not data: [`ProgramPlan::shape_conditions_only`]).
     pub shape_conditions: bool,
-    /// Rows never instantiated (the compiler lacks them, as probed).
-    pub excluded: BTreeSet<&'static str>,
+    /// Rows never instantiated and element types never given to a row (the compiler lacks
+    /// them, as probed).
+    pub lacks: Lacks,
 }
 
 impl SurfaceSource {
@@ -263,7 +264,12 @@ impl SurfaceSource {
                 .filter(|s| op.accept.allows(*s))
                 .map(ScalarType::torch_name)
                 .collect();
-            let status = if self.excluded.contains(op.name) {
+            let handled = self.lacks.types.get(op.name);
+            let accepted: Vec<&str> = accepted
+                .into_iter()
+                .filter(|t| handled.is_none_or(|h| h.iter().any(|s| s.torch_name() == *t)))
+                .collect();
+            let status = if self.lacks.rows.contains(op.name) {
                 "excluded: the compiler has no conversion (probed)".to_string()
             } else {
                 types.extend(accepted.iter().copied());
@@ -280,8 +286,9 @@ impl SurfaceSource {
         let table = crate::torch::ops::table().len();
         out + &json!({
             "rows": table,
-            "rows_offered": table - self.excluded.len(),
-            "rows_excluded": self.excluded.iter().collect::<Vec<_>>(),
+            "rows_offered": table - self.lacks.rows.len(),
+            "rows_excluded": self.lacks.rows.iter().collect::<Vec<_>>(),
+            "rows_with_fewer_types": self.lacks.types.len(),
             "element_types": types,
         })
         .to_string()
@@ -294,7 +301,7 @@ impl SurfaceSource {
             max_ops,
             components,
             shape_conditions: false,
-            excluded: BTreeSet::new(),
+            lacks: Lacks::default(),
         }
     }
 }
@@ -310,7 +317,7 @@ impl SurfaceSource {
         };
         (
             plan,
-            generate_without(rest, self.max_ops, self.components, &self.excluded),
+            generate_without(rest, self.max_ops, self.components, &self.lacks),
         )
     }
 

@@ -67,7 +67,7 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     let host = Mutex::new(host);
     let mut source = SurfaceSource::new(config.max_nodes, COMPONENTS);
     source.shape_conditions = true;
-    source.excluded = super::export_probe::unexportable(&host, &version("torch"));
+    source.lacks = super::export_probe::lacks(&host, &version("torch"));
     Ok(Box::new(OnnxExportHarness {
         info: super::by_name("torch_onnx_export")?,
         source,

@@ -65,6 +65,16 @@ pub struct TorchProgram {
     pub component_of: BTreeMap<Var, usize>,
 }
 
+/// What a compiler lacks, as probed: rows it has no conversion for (never instantiated) and,
+/// per row, the only element types it handles (a row absent here is not restricted).
+#[derive(Clone, Debug, Default)]
+pub struct Lacks {
+    /// Rows never instantiated.
+    pub rows: BTreeSet<&'static str>,
+    /// Per row, the element types its data arguments may have.
+    pub types: BTreeMap<&'static str, BTreeSet<ScalarType>>,
+}
+
 /// The state of one generation.
 pub struct Builder<'a, 'b> {
     /// The bytes.
@@ -74,9 +84,18 @@ pub struct Builder<'a, 'b> {
     rng: ChaCha8Rng,
     /// Values statements may read, oldest first.
     pool: Vec<Var>,
+    /// The element types the row being instantiated may read (`None`: every type).
+    handled: Option<&'a BTreeSet<ScalarType>>,
 }
 
-impl Builder<'_, '_> {
+impl<'a> Builder<'a, '_> {
+    /// Whether the row being instantiated may read element type `s` (what the compiler
+    /// handles for it, as probed): a predicate every family's choice of arguments applies.
+    pub fn handles(&self) -> impl Fn(ScalarType) -> bool + 'a {
+        let handled = self.handled;
+        move |s| handled.is_none_or(|h| h.contains(&s))
+    }
+
     /// The type of `var`.
     pub fn ty(&self, var: &Var) -> VarType {
         self.program.types[var].clone()
@@ -132,25 +151,31 @@ impl Builder<'_, '_> {
     /// when only the element type is wrong, a cast of one to an accepted type.
     pub fn pick(&mut self, accept: Accept, ranks: std::ops::RangeInclusive<usize>) -> Option<Var> {
         let fits = |t: &VarType| ranks.contains(&t.rank());
-        if let Some(v) = self.pick_where(|t| fits(t) && accept.allows(t.scalar)) {
+        let handles = self.handles();
+        let takes = |s: ScalarType| accept.allows(s) && handles(s);
+        if let Some(v) = self.pick_where(|t| fits(t) && takes(t.scalar)) {
             return Some(v);
         }
         let v = self.pick_where(fits)?;
-        let to = self.accepted_type(accept);
+        let to = self.accepted_type(accept)?;
         self.cast(&v, to)
     }
 
-    /// A type `accept` allows, drawn.
-    pub fn accepted_type(&mut self, accept: Accept) -> ScalarType {
+    /// A type `accept` allows (and the compiler handles for the row being made), drawn;
+    /// `None` when there is none.
+    pub fn accepted_type(&mut self, accept: Accept) -> Option<ScalarType> {
         let options: Vec<ScalarType> = ScalarType::ALL
             .into_iter()
-            .filter(|s| accept.allows(*s))
+            .filter(|s| accept.allows(*s) && (self.handles())(*s))
             .collect();
         // float32 first: the most used type, and every accept but IntOrBool has it.
         if options.contains(&ScalarType::F32) && self.u.ratio(2, 3).unwrap_or(true) {
-            return ScalarType::F32;
+            return Some(ScalarType::F32);
         }
-        options[self.u.choose_index(options.len()).unwrap_or(0)]
+        if options.is_empty() {
+            return None;
+        }
+        Some(options[self.u.choose_index(options.len()).unwrap_or(0)])
     }
 
     /// `var` cast to `to`.
@@ -310,26 +335,27 @@ pub fn generate(bytes: &[u8], max_ops: usize) -> TorchProgram {
 /// packed into one: each component draws its own parameters and reads only its own values,
 /// so one compilation tests them all and an output belongs to exactly one component.
 pub fn generate_packed(bytes: &[u8], max_ops: usize, components: usize) -> TorchProgram {
-    generate_without(bytes, max_ops, components, &BTreeSet::new())
+    generate_without(bytes, max_ops, components, &Lacks::default())
 }
 
-/// [`generate_packed`] never instantiating the rows named in `excluded` (a drawn excluded
-/// row uses up its attempt, so the other draws stay where they were): for a compiler that
-/// lacks them, as probed.
+/// [`generate_packed`] never instantiating the rows `lacks` names (a drawn excluded row uses
+/// up its attempt, so the other draws stay where they were) nor a row on element types
+/// `lacks` says the compiler does not handle for it: for a compiler that lacks them, as
+/// probed.
 pub fn generate_without(
     bytes: &[u8],
     max_ops: usize,
     components: usize,
-    excluded: &BTreeSet<&'static str>,
+    lacks: &Lacks,
 ) -> TorchProgram {
-    let choose = |draw| Some(pick_row(draw)).filter(|row| !excluded.contains(row.name));
-    generate_with(bytes, max_ops, components, &choose)
+    let choose = |draw| Some(pick_row(draw)).filter(|row| !lacks.rows.contains(row.name));
+    generate_with(bytes, max_ops, components, &choose, &lacks.types)
 }
 
 /// A program of up to `max_ops` instances of `row` alone (and the adapters it needs): what
 /// a probe of one row's support compiles.
 pub fn generate_only(bytes: &[u8], max_ops: usize, row: &'static TorchOp) -> TorchProgram {
-    generate_with(bytes, max_ops, 1, &|_| Some(row))
+    generate_with(bytes, max_ops, 1, &|_| Some(row), &BTreeMap::new())
 }
 
 /// The generator: each operator draw's `u16` becomes a row by `choose` (`None`: the draw is
@@ -339,6 +365,7 @@ fn generate_with(
     max_ops: usize,
     components: usize,
     choose: &dyn Fn(u16) -> Option<&'static TorchOp>,
+    handled: &BTreeMap<&'static str, BTreeSet<ScalarType>>,
 ) -> TorchProgram {
     let mut u = Unstructured::new(bytes);
     let seed = u.arbitrary::<u64>().unwrap_or(0);
@@ -355,6 +382,7 @@ fn generate_with(
         },
         rng: ChaCha8Rng::seed_from_u64(seed),
         pool: Vec::new(),
+        handled: None,
     };
     let mut ops = Vec::new();
     let mut producers = BTreeMap::new();
@@ -377,7 +405,10 @@ fn generate_with(
                 continue;
             };
             let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
-            if let Some(var) = family::build(row, &mut b) {
+            b.handled = handled.get(row.name);
+            let built = family::build(row, &mut b);
+            b.handled = None;
+            if let Some(var) = built {
                 producers.insert(var, row.name);
                 ops.push(row.name);
                 made += 1;
@@ -461,6 +492,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The element types of the arguments the rows' own statements read.
+    fn row_argument_types(p: &TorchProgram) -> BTreeSet<ScalarType> {
+        p.program
+            .body
+            .iter()
+            .filter_map(|stmt| match stmt {
+                Stmt::Let { var, call } if p.producers.contains_key(var) => Some(call),
+                _ => None,
+            })
+            .flat_map(|call| call.args.iter().map(|a| p.program.types[a].scalar))
+            .collect()
+    }
+
+    #[test]
+    fn rows_read_only_the_element_types_the_compiler_handles() {
+        let handled: BTreeSet<ScalarType> = [ScalarType::F32, ScalarType::I64, ScalarType::Bool]
+            .into_iter()
+            .collect();
+        let lacks = Lacks {
+            rows: BTreeSet::new(),
+            types: table()
+                .iter()
+                .map(|op| (op.name, handled.clone()))
+                .collect(),
+        };
+        let (mut free, mut held) = (BTreeSet::new(), BTreeSet::new());
+        let mut made = 0;
+        for seed in 0..300 {
+            let input = bytes(seed, 600);
+            free.extend(row_argument_types(&generate_packed(&input, 8, 1)));
+            let restricted = generate_without(&input, 8, 1, &lacks);
+            made += restricted.ops.len();
+            held.extend(row_argument_types(&restricted));
+        }
+        assert!(free.contains(&ScalarType::F64) && free.contains(&ScalarType::F16));
+        assert!(held.is_subset(&handled), "{held:?}");
+        assert!(made > 1000, "only {made} rows made");
     }
 
     #[test]

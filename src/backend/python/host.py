@@ -378,6 +378,50 @@ def _like(torch, results, eager_dtypes):
     return out
 
 
+_ONNX_TO_TORCH = {
+    "float": "float32", "double": "float64", "float16": "float16", "bfloat16": "bfloat16",
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+    "bool": "bool",
+}
+
+
+def _ort_cpu_types(model, data):
+    """The element types (torch names) ONNX Runtime's CPU kernel table registers, at the
+    model's opsets, for every op of `model`'s graph that reads the data: whose first input
+    has element type `data` (a torch name: the probed row's argument type; ops on masks,
+    indices or shapes say nothing about the data's types); float16 always, since ONNX
+    Runtime casts float16 ops without a kernel to float32 itself. None when no such op is
+    in the table."""
+    import onnx
+    import onnxruntime.capi._pybind_state as C
+
+    kernels = {}
+    for k in C.get_all_opkernel_def():
+        if k.provider == "CPUExecutionProvider":
+            kernels.setdefault((k.domain or "", k.op_name), []).append(k)
+    graph = onnx.shape_inference.infer_shapes(model).graph
+    typed = {v.name: v.type.tensor_type.elem_type for v in [*graph.input, *graph.value_info, *graph.output]}
+    typed.update({t.name: t.data_type for t in graph.initializer})
+    onnx_name = {torch: onnx_ for onnx_, torch in _ONNX_TO_TORCH.items()}[data]
+    data = getattr(onnx.TensorProto, onnx_name.upper())
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    handled = None
+    for n in graph.node:
+        domain = "" if n.domain in ("", "ai.onnx") else n.domain
+        if not n.input or typed.get(n.input[0]) != data or (domain, n.op_type) not in kernels:
+            continue
+        version = opsets.get(domain)
+        types = set()
+        for k in kernels[(domain, n.op_type)]:
+            low, high = k.version_range
+            if version is None or low <= version <= high:
+                for listed in k.type_constraints.values():
+                    types.update(t[len("tensor("):-1] for t in listed if t.startswith("tensor("))
+        names = {_ONNX_TO_TORCH[t] for t in types if t in _ONNX_TO_TORCH} | {"float16"}
+        handled = names if handled is None else handled & names
+    return None if handled is None else sorted(handled)
+
+
 def torch_onnx_export(req, blobs):
     """A torch program through the PyTorch ONNX exporter: eager (and the conditioning runs
     of `_program`), then `torch.onnx.export` with the wheel's defaults ("export"), the ONNX
@@ -412,6 +456,8 @@ def torch_onnx_export(req, blobs):
     header, out = runs.response()
     out.items.append(data)
     header["model"] = len(out.items) - 1
+    if req.get("kernel_types"):
+        header["ort_types"] = _ort_cpu_types(onnx.load_from_string(data), req["kernel_types"])
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = 1

@@ -91,8 +91,10 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// A value broadcasting with `with` that `accept` allows; `with` itself when none does.
 fn partner(b: &mut Builder, accept: Accept, with: &Var, into: bool) -> Var {
     let shape = b.ty(with).shape;
+    let handles = b.handles();
     b.pick_where(|t| {
         accept.allows(t.scalar)
+            && handles(t.scalar)
             && match broadcast(&shape, &t.shape) {
                 Some(s) => !into || s == shape,
                 None => false,

@@ -273,9 +273,12 @@ pub fn join(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     let mut args = vec![x.clone()];
     for _ in 0..count {
         let shape = tx.shape.clone();
+        let handles = b.handles();
         let other = b
             .pick_where(|t| {
-                t.rank() == rank && (0..rank).all(|k| t.shape[k] == shape[k] || (!stack && k == d))
+                handles(t.scalar)
+                    && t.rank() == rank
+                    && (0..rank).all(|k| t.shape[k] == shape[k] || (!stack && k == d))
             })
             .unwrap_or_else(|| x.clone());
         args.push(other);
