@@ -37,7 +37,11 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     let _ = writeln!(md, "## Describe the issue\n");
     // The program targets (torch.compile, the ONNX exporter, TorchScript) leave the
     // program's source; the others an ONNX model.
-    let program = dir.join("program.py").exists() || dir.join("program.ts").exists();
+    let program = dir.join("program.py").exists()
+        || dir.join("program.ts").exists()
+        || envelope.as_ref().is_some_and(|e| {
+            crate::targets::by_name(&e.target.name).is_ok_and(|t| t.compiles_programs())
+        });
     let subject = if program {
         // The rows the (reduced) program still computes, else every row it instantiated.
         let ops = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS))
@@ -45,14 +49,16 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
             .unwrap_or_default();
         let ops: std::collections::BTreeSet<&str> = ops.lines().collect();
         let ops: Vec<&str> = ops.into_iter().collect();
-        format!(
-            "A PyTorch program that runs in eager (operators: {})",
-            if ops.is_empty() {
-                report.op_types.clone()
-            } else {
-                ops.join(", ")
-            }
-        )
+        let ops = if ops.is_empty() {
+            report.op_types.clone()
+        } else {
+            ops.join(", ")
+        };
+        if ops.is_empty() {
+            "A PyTorch program that runs in eager".to_string()
+        } else {
+            format!("A PyTorch program that runs in eager (operators: {ops})")
+        }
     } else {
         format!("A valid ONNX model (op types: {})", report.op_types)
     };
@@ -171,6 +177,13 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
                 },
                 file_size(dir, ORIGINAL_MODEL).map_or("?".into(), |b| b.to_string()),
                 file_size(dir, "model.onnx").map_or("?".into(), |b| b.to_string())
+            );
+        }
+        None if program => {
+            let _ = writeln!(
+                md,
+                "Not reduced yet: `dlcfuzz replay {}` re-runs the saved input.\n",
+                dir.display()
             );
         }
         None => {

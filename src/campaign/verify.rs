@@ -51,9 +51,17 @@ impl Severity {
     }
 }
 
-/// The specification basis of a finding's expected result: the ONNX operator text for a
-/// wrong value localized to one op, the general rule for the rest.
-pub fn spec_basis(finding: &Finding) -> String {
+/// The specification basis of a finding's expected result: for a PyTorch program, eager's
+/// semantics; the ONNX operator text for a wrong value localized to one op, the general
+/// rule for the rest.
+pub fn spec_basis(finding: &Finding, program: bool) -> String {
+    if program {
+        return "The program runs in PyTorch eager, which defines its result: the compiled \
+            program must compute it with eager's output element types, its values within \
+            the documented tolerance of their type (as torch._dynamo.utils.same judges them, \
+            against a float64 run), and must not fail, crash or hang where eager runs."
+            .to_string();
+    }
     let model_rule = "The model passes onnx.checker.check_model(full_check=True) at opset 19 \
         and the unoptimized run accepts it, so every optimization level must run it and \
         compute the function the ONNX operator specifications define for it.";
@@ -224,5 +232,16 @@ mod tests {
         );
         assert_eq!(localized_op("reference-mismatch:all:Add,Mul"), None);
         assert_eq!(localized_op("crash:basic:x"), None);
+    }
+
+    #[test]
+    fn a_program_finding_rests_on_eager_not_on_the_onnx_rules() {
+        let hang = finding(FindingKind::Hang, "process", "hang:");
+        let program = spec_basis(&hang, true);
+        assert!(
+            program.contains("eager") && !program.contains("ONNX"),
+            "{program}"
+        );
+        assert!(spec_basis(&hang, false).contains("onnx.checker"));
     }
 }

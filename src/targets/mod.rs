@@ -415,6 +415,15 @@ impl TargetInfo {
         std::time::Duration::from_secs_f64((3.0 * self.test_seconds).max(30.0))
     }
 
+    /// Whether its test cases are PyTorch programs (TorchScript, torch.compile, the ONNX
+    /// exporter) rather than ONNX models: what a finding's report speaks of.
+    pub fn compiles_programs(&self) -> bool {
+        matches!(
+            self.backend,
+            "torchscript" | "torch_compile" | "torch_onnx_export"
+        )
+    }
+
     /// Builds the target for `config`.
     pub fn build(&self, config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
         (self.build)(config).map_err(|e| format!("{}: {e}", self.name))
@@ -777,6 +786,9 @@ mod tests {
         assert_eq!(pattern_target_for("ort_cpu"), "ort_cpu_patterns");
         let err = by_name("nope").unwrap_err();
         assert!(err.contains("torchscript_cpu"), "{err}");
+        assert!(by_name("torch_compile_cpu").unwrap().compiles_programs());
+        assert!(by_name("torch_onnx_export").unwrap().compiles_programs());
+        assert!(!by_name("ort_cpu").unwrap().compiles_programs());
     }
 
     #[test]
