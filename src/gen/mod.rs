@@ -30,8 +30,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// when it differs. Version 7: the torch surface (torch_compile_* programs) and torch forms
 /// on more element-wise declarations (torchscript_* menus). Version 8: pattern splices keep
 /// what their pass matches on (pins), read inputs that are not constant-folded, and feed the
-/// pattern's result to a consumer.
-pub const DECODER_VERSION: u32 = 8;
+/// pattern's result to a consumer. Version 9: torch_onnx_export rows are only given the
+/// element types ONNX Runtime's CPU kernels handle for what they export to (probed).
+pub const DECODER_VERSION: u32 = 9;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 
