@@ -387,9 +387,15 @@ mod tests {
     use crate::emit::onnx::OnnxModel;
     use crate::ir::Buffer;
 
-    /// A backend whose level `i` returns `outputs[i]`.
+    /// A backend whose level `i` returns `outputs[i]` and which counts the runs it makes.
+    /// With `fired` (the optimizations its top level reports), it also says which levels
+    /// compile like the top: levels 0 and 1 unless `O2pass` fired, level 1 unless
+    /// `O1pass` or `O2pass` did.
+    #[derive(Default)]
     struct Scripted {
         outputs: Vec<Vec<f32>>,
+        fired: Option<Vec<String>>,
+        runs: std::sync::Mutex<Vec<usize>>,
     }
 
     impl Backend for Scripted {
@@ -408,7 +414,26 @@ mod tests {
             _: &[&Tensor],
             level: usize,
         ) -> Result<Vec<Tensor>, BackendError> {
+            self.runs.lock().unwrap().push(level);
             Ok(vec![t(&self.outputs[level])])
+        }
+        fn run_observed(
+            &self,
+            model: &OnnxModel,
+            inputs: &[&Tensor],
+            level: usize,
+            fired: &mut Vec<String>,
+        ) -> Result<Vec<Tensor>, BackendError> {
+            if level == 2 {
+                fired.extend(self.fired.iter().flatten().cloned());
+            }
+            self.run(model, inputs, level)
+        }
+        fn levels_like_top(&self, fired_at_top: &[String]) -> Option<Vec<bool>> {
+            self.fired.as_ref()?;
+            let o2 = fired_at_top.iter().any(|f| f == "O2pass");
+            let o1 = fired_at_top.iter().any(|f| f == "O1pass");
+            Some(vec![!o1 && !o2, !o2, true])
         }
     }
 
@@ -431,6 +456,7 @@ mod tests {
     fn judge(levels: &[&[f32]], reference: Option<&[f32]>, fragile: bool) -> Verdict {
         let backend = Scripted {
             outputs: levels.iter().map(|v| v.to_vec()).collect(),
+            ..Default::default()
         };
         let reference = reference.map(|r| ReferenceRun {
             outputs: Ok(vec![t(r)]),
@@ -480,62 +506,14 @@ mod tests {
         );
     }
 
-    /// A backend whose levels 0 and 1 compile alike unless `fired` names an optimization, and
-    /// which counts the runs it makes.
-    struct Alike {
-        outputs: Vec<Vec<f32>>,
-        fired: Vec<String>,
-        runs: std::sync::Mutex<Vec<usize>>,
-    }
-
-    impl Backend for Alike {
-        fn name(&self) -> &'static str {
-            "alike"
-        }
-        fn version(&self) -> String {
-            "alike".into()
-        }
-        fn levels(&self) -> &'static [&'static str] {
-            &["O0", "O1", "O2"]
-        }
-        fn run(
-            &self,
-            _: &OnnxModel,
-            _: &[&Tensor],
-            level: usize,
-        ) -> Result<Vec<Tensor>, BackendError> {
-            self.runs.lock().unwrap().push(level);
-            Ok(vec![t(&self.outputs[level])])
-        }
-        fn run_observed(
-            &self,
-            model: &OnnxModel,
-            inputs: &[&Tensor],
-            level: usize,
-            fired: &mut Vec<String>,
-        ) -> Result<Vec<Tensor>, BackendError> {
-            if level == 2 {
-                fired.extend(self.fired.iter().cloned());
-            }
-            self.run(model, inputs, level)
-        }
-        fn levels_like_top(&self, fired_at_top: &[String]) -> Option<Vec<bool>> {
-            // Level 2's own optimization `O2pass` keeps levels 0 and 1 apart from it;
-            // `O1pass` (from level 1 up) keeps only level 0 apart.
-            let o2 = fired_at_top.iter().any(|f| f == "O2pass");
-            let o1 = fired_at_top.iter().any(|f| f == "O1pass");
-            Some(vec![!o1 && !o2, !o2, true])
-        }
-    }
-
     #[test]
     fn levels_that_compile_like_the_top_level_are_not_run_again() {
         let (a, b) = (&[1.0f32][..], &[2.0f32][..]);
         let verdict_and_runs = |fired: &[&str], outputs: &[&[f32]]| {
-            let backend = Alike {
+            let backend = Scripted {
                 outputs: outputs.iter().map(|v| v.to_vec()).collect(),
-                fired: fired.iter().map(|f| f.to_string()).collect(),
-                runs: Default::default(),
+                fired: Some(fired.iter().map(|f| f.to_string()).collect()),
+                ..Default::default()
             };
             let reference = ReferenceRun {
                 outputs: Ok(vec![t(a)]),
