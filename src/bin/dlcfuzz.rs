@@ -196,9 +196,10 @@ enum Command {
     Reduce {
         /// The finding folder.
         finding: PathBuf,
-        /// Time budget in seconds.
-        #[arg(long, default_value_t = 60)]
-        budget: u64,
+        /// Time budget in seconds (default: the target's, as a campaign reduces with:
+        /// three per-test limits, at least 30 s).
+        #[arg(long)]
+        budget: Option<u64>,
         #[command(flatten)]
         isolation: IsolationArgs,
     },
@@ -377,9 +378,13 @@ fn main() -> Result<()> {
             isolation,
         } => {
             let target = lib(dlcfuzz::campaign::finding::Envelope::read(&finding))?.target;
+            let budget = match budget {
+                Some(seconds) => Duration::from_secs(seconds),
+                None => lib(dlcfuzz::targets::by_name(&target.name))?.reduce_budget(),
+            };
             let opts = PostOptions {
                 program: program()?,
-                budget: Duration::from_secs(budget),
+                budget,
                 isolation: isolation.isolation(&target.name)?,
             };
             let reduction = lib(post::process(&finding, &opts))?;
