@@ -151,6 +151,12 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// Whether the finding's target compiles PyTorch programs rather than ONNX models
+    /// ([`crate::targets::TargetInfo::compiles_programs`]).
+    pub fn compiles_programs(&self) -> bool {
+        crate::targets::by_name(&self.target.name).is_ok_and(|t| t.compiles_programs())
+    }
+
     /// Writes `dir/target.json` for `target` with the current decoder version.
     pub fn write(dir: &Path, target: &TargetConfig) -> std::io::Result<()> {
         let envelope = Envelope {

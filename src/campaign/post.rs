@@ -99,9 +99,7 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         report.newest = Some(recheck_on_newest(dir, &target.newest_env()));
     }
     report.severity = Some(Severity::of(&report.finding));
-    let program =
-        crate::targets::by_name(&envelope.target.name).is_ok_and(|t| t.compiles_programs());
-    report.spec = Some(spec_basis(&report.finding, program));
+    report.spec = Some(spec_basis(&report.finding, envelope.compiles_programs()));
     if let Some(case) = &case {
         report.op_types = case.op_types();
         report.nodes = case.graph.op_count();

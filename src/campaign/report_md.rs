@@ -36,12 +36,11 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     let _ = writeln!(md, "# {}\n", title(&report));
     let _ = writeln!(md, "## Describe the issue\n");
     // The program targets (torch.compile, the ONNX exporter, TorchScript) leave the
-    // program's source; the others an ONNX model.
-    let program = dir.join("program.py").exists()
-        || dir.join("program.ts").exists()
-        || envelope.as_ref().is_some_and(|e| {
-            crate::targets::by_name(&e.target.name).is_ok_and(|t| t.compiles_programs())
-        });
+    // program's source (not when the process died); the others an ONNX model.
+    let program = envelope.as_ref().map_or_else(
+        || dir.join("program.py").exists() || dir.join("program.ts").exists(),
+        Envelope::compiles_programs,
+    );
     let subject = if program {
         // The rows the (reduced) program still computes, else every row it instantiated.
         let ops = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS))

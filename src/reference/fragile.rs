@@ -23,7 +23,7 @@
 //!   following any reading is right.
 
 use super::precision::ACCUMULATING;
-use super::{resize, with_args, RefError};
+use super::{int_attr, resize, with_args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::numeric::{self, int_range};
@@ -364,16 +364,8 @@ fn pool_axes(op: &crate::ir::graph::OpNode, x: &[usize]) -> Vec<PoolAxis> {
         .collect()
 }
 
-/// An integer attribute of `op`, or `default` when absent.
-fn int_attr_of(op: &crate::ir::graph::OpNode, name: &str, default: i64) -> i64 {
-    match op.attrs.get(name) {
-        Some(AttrValue::Int(v)) => *v,
-        _ => default,
-    }
-}
-
 fn pool_int(op: &crate::ir::graph::OpNode, name: &str) -> i64 {
-    int_attr_of(op, name, 0)
+    int_attr(&op.attrs.named, name, 0)
 }
 
 /// Whether an AveragePool that excludes padding from its counts has a window (along some
@@ -454,7 +446,7 @@ pub fn ambiguous(
         // computation precision"), where a large mean cancels; ONNX Runtime and `onnx.reference`
         // (before onnx/onnx#8439) compute it in float64. Both readings are in use.
         "LayerNormalization"
-            if in_dtype == DType::F64 && int_attr_of(op, "stash_type", 1) == 1 =>
+            if in_dtype == DType::F64 && int_attr(&op.attrs.named, "stash_type", 1) == 1 =>
         {
             Some("LayerNormalization: float64 with stage one stashed in float32 (function body vs onnx.reference)")
         }

@@ -258,21 +258,19 @@ impl SurfaceSource {
     pub fn capabilities(&self) -> String {
         let mut out = String::new();
         let mut types = BTreeSet::new();
+        let mut fewer_types = 0;
         for op in crate::torch::ops::table() {
-            let accepted: Vec<&str> = ScalarType::ALL
+            let handled = self.lacks.types.get(op.name);
+            let (accepted, lacking): (Vec<ScalarType>, Vec<ScalarType>) = ScalarType::ALL
                 .into_iter()
                 .filter(|s| op.accept.allows(*s))
-                .map(ScalarType::torch_name)
-                .collect();
-            let handled = self.lacks.types.get(op.name);
-            let accepted: Vec<&str> = accepted
-                .into_iter()
-                .filter(|t| handled.is_none_or(|h| h.iter().any(|s| s.torch_name() == *t)))
-                .collect();
+                .partition(|s| handled.is_none_or(|h| h.contains(s)));
+            let accepted: Vec<&str> = accepted.into_iter().map(ScalarType::torch_name).collect();
             let status = if self.lacks.rows.contains(op.name) {
                 "excluded: the compiler has no conversion (probed)".to_string()
             } else {
                 types.extend(accepted.iter().copied());
+                fewer_types += usize::from(!lacking.is_empty());
                 format!("-> {:?}", op.out)
             };
             let family = format!("{:?}", op.family);
@@ -288,7 +286,7 @@ impl SurfaceSource {
             "rows": table,
             "rows_offered": table - self.lacks.rows.len(),
             "rows_excluded": self.lacks.rows.iter().collect::<Vec<_>>(),
-            "rows_with_fewer_types": self.lacks.types.len(),
+            "rows_with_fewer_types": fewer_types,
             "element_types": types,
         })
         .to_string()

@@ -8,36 +8,34 @@ import os  # DLCFUZZ=path/to/dlcfuzz names the binary that runs tract
 import numpy as np, onnx, onnxruntime as ort, subprocess
 from onnx import helper as h, TensorProto as T
 from onnx.reference import ReferenceEvaluator
-nodes = [h.make_node("Expand", ["x", "shape"], ["xb"]),   # [2,1] -> [2,3]
-         h.make_node("MatMul", ["xb", "w"], ["y"])]        # [2,3] @ [3,2]
-g = h.make_graph(nodes, "g",
-                 [h.make_tensor_value_info("x", T.FLOAT, [2, 1]), h.make_tensor_value_info("w", T.FLOAT, [3, 2])],
-                 [h.make_tensor_value_info("y", T.FLOAT, [2, 2])],
-                 initializer=[onnx.numpy_helper.from_array(np.array([2, 3], np.int64), "shape")])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
-onnx.checker.check_model(m, full_check=True); onnx.save(m, "model.onnx")
 pat = lambda s: np.array([(7 * i % 11) - 3 for i in range(int(np.prod(s)))], np.float32).reshape(s)
-feeds = {"x": pat([2, 1]), "w": pat([3, 2])}          # dlcfuzz pattern inputs: x=[-3,4], w=[[-3,4],[0,7],[3,-1]]
 so = ort.SessionOptions(); so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-print("ORT:      ", ort.InferenceSession("model.onnx", so, providers=["CPUExecutionProvider"]).run(None, feeds)[0].ravel())
-print("reference:", ReferenceEvaluator(m).run(None, feeds)[0].ravel())
-print(subprocess.run([os.environ.get("DLCFUZZ", "dlcfuzz"), "run-model", "--backend", "tract", "model.onnx"],
-                     capture_output=True, text=True).stdout)
+
+
+def case(path, x_shape, w_shape, expand_to, matmul_inputs):
+    """MatMul over Expand(x) (to `expand_to`) and w, in the operand order `matmul_inputs`:
+    saved to `path`, run on ONNX Runtime, the onnx reference and tract (dlcfuzz run-model)."""
+    nodes = [h.make_node("Expand", ["x", "shape"], ["xb"]), h.make_node("MatMul", matmul_inputs, ["y"])]
+    g = h.make_graph(nodes, "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, x_shape), h.make_tensor_value_info("w", T.FLOAT, w_shape)],
+                     [h.make_tensor_value_info("y", T.FLOAT, [2, 2])],
+                     initializer=[onnx.numpy_helper.from_array(np.array(expand_to, np.int64), "shape")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
+    onnx.checker.check_model(m, full_check=True); onnx.save(m, path)
+    feeds = {"x": pat(x_shape), "w": pat(w_shape)}  # dlcfuzz pattern inputs
+    print("ORT:      ", ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0].ravel())
+    print("reference:", ReferenceEvaluator(m).run(None, feeds)[0].ravel())
+    print(subprocess.run([os.environ.get("DLCFUZZ", "dlcfuzz"), "run-model", "--backend", "tract", path],
+                         capture_output=True, text=True).stdout)
+
+
+# x = [-3,4] expanded [2,1] -> [2,3], then [2,3] @ w [3,2] with w = [[-3,4],[0,7],[3,-1]].
+case("model.onnx", [2, 1], [3, 2], [2, 3], ["xb", "w"])
 # expected [0,-30,0,40] (typed agrees); decluttered/optimized give [9,-12,-12,16] = x * w[0,:]
 
 # Same rule with the broadcast operand on the right (MatMul(W, Expand(x))): the EinSum now takes
 # k = 2 from W and slices past the un-broadcast k = 1 of x -> panic at run time
 # "assertion failed: end <= axis_len (at tract-core-0.23.9/src/ops/einsum/eval.rs:138)".
-nodes = [h.make_node("Expand", ["x", "shape"], ["xb"]),   # [1,2] -> [3,2]: broadcasts k (axis 0 of the right operand)
-         h.make_node("MatMul", ["w", "xb"], ["y"])]        # [2,3] @ [3,2]
-g = h.make_graph(nodes, "g",
-                 [h.make_tensor_value_info("x", T.FLOAT, [1, 2]), h.make_tensor_value_info("w", T.FLOAT, [2, 3])],
-                 [h.make_tensor_value_info("y", T.FLOAT, [2, 2])],
-                 initializer=[onnx.numpy_helper.from_array(np.array([3, 2], np.int64), "shape")])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 19)])
-onnx.checker.check_model(m, full_check=True); onnx.save(m, "model_panic.onnx")
-feeds = {"x": pat([1, 2]), "w": pat([2, 3])}
-print("ORT:      ", ort.InferenceSession("model_panic.onnx", so, providers=["CPUExecutionProvider"]).run(None, feeds)[0].ravel())
-print(subprocess.run([os.environ.get("DLCFUZZ", "dlcfuzz"), "run-model", "--backend", "tract", "model_panic.onnx"],
-                     capture_output=True, text=True).stdout)
+# x [1,2] expanded to [3,2] broadcasts k (axis 0 of the right operand); w is [2,3].
+case("model_panic.onnx", [1, 2], [2, 3], [3, 2], ["w", "xb"])
 # expected [-3,4,-27,36] (typed agrees); decluttered/optimized panic in einsum/eval.rs:138

@@ -10,6 +10,7 @@
 # With DLCFUZZ_PY_COVERAGE_SCOPE set, the compilers' own modules are loaded with line probes,
 # and every response carries the lines its request ran (see `_LineProbes`).
 import faulthandler
+import functools
 import importlib.machinery
 import json
 import os
@@ -385,6 +386,18 @@ _ONNX_TO_TORCH = {
 }
 
 
+@functools.lru_cache(maxsize=1)
+def _ort_cpu_kernels():
+    """ONNX Runtime's CPU kernel definitions by (domain, op type), read once per host."""
+    import onnxruntime.capi._pybind_state as C
+
+    kernels = {}
+    for k in C.get_all_opkernel_def():
+        if k.provider == "CPUExecutionProvider":
+            kernels.setdefault((k.domain or "", k.op_name), []).append(k)
+    return kernels
+
+
 def _ort_cpu_types(model, data):
     """The element types (torch names) ONNX Runtime's CPU kernel table registers, at the
     model's opsets, for every op of `model`'s graph that reads the data: whose first input
@@ -393,12 +406,8 @@ def _ort_cpu_types(model, data):
     Runtime casts float16 ops without a kernel to float32 itself. None when no such op is
     in the table."""
     import onnx
-    import onnxruntime.capi._pybind_state as C
 
-    kernels = {}
-    for k in C.get_all_opkernel_def():
-        if k.provider == "CPUExecutionProvider":
-            kernels.setdefault((k.domain or "", k.op_name), []).append(k)
+    kernels = _ort_cpu_kernels()
     graph = onnx.shape_inference.infer_shapes(model).graph
     typed = {v.name: v.type.tensor_type.elem_type for v in [*graph.input, *graph.value_info, *graph.output]}
     typed.update({t.name: t.data_type for t in graph.initializer})
