@@ -17,7 +17,7 @@ use crate::oracle::{
     differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
 };
 use crate::reduce::{apply_all, Edit};
-use crate::reference::precision::Envelope;
+use crate::reference::envelope::Envelope;
 use crate::reference::TorchReference;
 use crate::values::repair::search_with_repair;
 use crate::values::search::SearchConfig;
@@ -54,10 +54,20 @@ pub struct TestRun {
     pub verdict: Verdict,
     /// The optimizations that changed the model at some level (sorted, distinct).
     pub fired: Vec<String>,
-    /// The outputs the reference marks fragile (never compared); empty without a reference.
-    pub fragile: Vec<bool>,
     /// How far rounding alone can move each output; `None` without a reference.
     pub envelope: Option<Envelope>,
+}
+
+impl TestRun {
+    /// Per output, whether the reference marks it fragile (never compared); empty without a
+    /// reference. This completes the precision analysis ([`Envelope`]).
+    pub fn fragile(&self) -> Vec<bool> {
+        self.envelope.as_ref().map_or_else(Vec::new, |e| {
+            (0..self.model.outputs.len())
+                .map(|i| e.fragile(i))
+                .collect()
+        })
+    }
 }
 
 impl Pipeline {
@@ -283,7 +293,7 @@ impl Pipeline {
             .map_err(|e| e.to_string());
         ReferenceRun {
             outputs,
-            fragile: Vec::new(),
+            marks: Vec::new(),
             envelope: None,
         }
     }
@@ -324,10 +334,7 @@ impl Pipeline {
         mut fired: Vec<String>,
         reference: Option<ReferenceRun>,
     ) -> TestRun {
-        let (fragile, envelope) = match reference {
-            Some(r) => (r.fragile, r.envelope),
-            None => (Vec::new(), None),
-        };
+        let envelope = reference.and_then(|r| r.envelope);
         fired.sort_unstable();
         fired.dedup();
         TestRun {
@@ -335,7 +342,6 @@ impl Pipeline {
             model,
             verdict,
             fired,
-            fragile,
             envelope,
         }
     }

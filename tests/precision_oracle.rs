@@ -131,7 +131,7 @@ fn a_wrong_value_at_an_optimized_level_is_found() {
     let (mut comparable, mut found) = (0, 0);
     for bytes in common::random_inputs(43, 300, 700) {
         let run = h.test(&bytes);
-        if matches!(run.verdict, Verdict::Skipped(_)) || run.fragile.first() != Some(&false) {
+        if matches!(run.verdict, Verdict::Skipped(_)) || run.fragile().first() != Some(&false) {
             continue;
         }
         // A wrong value is a bug whatever rounding allows only where rounding allows less.

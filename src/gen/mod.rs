@@ -32,7 +32,8 @@ pub const CONFIG_BYTES: usize = 40;
 /// what their pass matches on (pins), read inputs that are not constant-folded, and feed the
 /// pattern's result to a consumer. Version 9: torch_onnx_export rows are only given the
 /// element types ONNX Runtime's CPU kernels handle for what they export to (probed).
-pub const DECODER_VERSION: u32 = 9;
+/// Version 10: that probe reads a float argument wherever the row takes one.
+pub const DECODER_VERSION: u32 = 10;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

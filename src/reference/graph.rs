@@ -2,7 +2,7 @@
 //! order, with each node's constant operands built exactly as the ONNX emitter builds them
 //! ([`crate::emit::onnx::node_parts`]).
 
-use super::precision::{Envelope, Precision};
+use super::envelope::Envelope;
 use super::{apply_typed, convert, RefError};
 use crate::emit::onnx::{node_parts, OnnxModel};
 use crate::gen::TestCase;
@@ -16,13 +16,24 @@ use std::collections::BTreeMap;
 pub struct ReferenceRun {
     /// The reference outputs (in model-output order), or why the reference could not run.
     pub outputs: Result<Vec<Tensor>, String>,
-    /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that no
-    /// comparison may judge it.
-    pub fragile: Vec<bool>,
+    /// Per output, whether it is fragile, given outright: what [`fragile`](Self::fragile)
+    /// says for a run without an envelope (with one, the envelope says it).
+    pub marks: Vec<bool>,
     /// How far rounding alone can move each output ([`super::precision`]); `None`
     /// when the reference could not run, or stands for another run (then the fixed per-dtype
     /// tolerances of [`super::compare`] judge).
     pub envelope: Option<Envelope>,
+}
+
+impl ReferenceRun {
+    /// Per output: whether it is fragile (depends on a tie or a rounding boundary), so that
+    /// no comparison may judge it. With an envelope this completes its analysis.
+    pub fn fragile(&self) -> Vec<bool> {
+        match (&self.envelope, &self.outputs) {
+            (Some(e), Ok(outputs)) => (0..outputs.len()).map(|i| e.fragile(i)).collect(),
+            _ => self.marks.clone(),
+        }
+    }
 }
 
 /// Computes every value of `graph`. `leaves` holds a tensor (in its dtype's carrier, see
@@ -112,8 +123,8 @@ pub fn apply_node(
     })
 }
 
-/// A reference run's outputs, fragility marks and envelope.
-type Judged = (Vec<Tensor>, Vec<bool>, Envelope);
+/// A reference run's outputs and envelope.
+type Judged = (Vec<Tensor>, Envelope);
 
 /// The reference backend: runs a generated test case on libtorch eager with ONNX semantics.
 #[derive(Clone, Copy, Debug, Default)]
@@ -139,7 +150,7 @@ impl TorchReference {
             Err(e) => {
                 let run = ReferenceRun {
                     outputs: Err(e.to_string()),
-                    fragile: Vec::new(),
+                    marks: Vec::new(),
                     envelope: None,
                 };
                 return (run, Err(e));
@@ -153,8 +164,8 @@ impl TorchReference {
         (run, profile)
     }
 
-    /// The outputs, fragility marks and precision envelope of `model` from evaluated
-    /// `values` ([`Precision`]).
+    /// The outputs and precision envelope of `model` from evaluated `values`
+    /// ([`Envelope`]).
     fn judged(
         case: &TestCase,
         model: &OnnxModel,
@@ -162,23 +173,23 @@ impl TorchReference {
     ) -> Result<Judged, RefError> {
         let outputs = Self::collect_outputs(values, model)?;
         let envelope = Envelope::new(
-            Precision::analyze(case, values)?,
+            case,
+            values,
             model.outputs.iter().map(|(v, _)| *v).collect(),
-        );
-        let marks = (0..outputs.len()).map(|i| envelope.fragile(i)).collect();
-        Ok((outputs, marks, envelope))
+        )?;
+        Ok((outputs, envelope))
     }
 
     fn reference_run(run: Result<Judged, RefError>) -> ReferenceRun {
         match run {
-            Ok((outputs, fragile, envelope)) => ReferenceRun {
+            Ok((outputs, envelope)) => ReferenceRun {
                 outputs: Ok(outputs),
-                fragile,
+                marks: Vec::new(),
                 envelope: Some(envelope),
             },
             Err(e) => ReferenceRun {
                 outputs: Err(e.to_string()),
-                fragile: Vec::new(),
+                marks: Vec::new(),
                 envelope: None,
             },
         }

@@ -19,6 +19,7 @@ mod binary;
 pub mod compare;
 mod conv;
 pub mod convert;
+pub mod envelope;
 pub mod fragile;
 pub mod graph;
 mod layout;
@@ -379,6 +380,27 @@ pub(crate) mod testing {
     /// The elements of `t` as `f64`, flattened.
     pub fn values(t: &Tensor) -> Vec<f64> {
         float_values(t).expect("readable")
+    }
+
+    /// A generated 5-node case whose values are all of `dtype`, varied by `seed`.
+    pub fn case_of(seed: u8, dtype: DType) -> crate::gen::TestCase {
+        use crate::gen::{Limits, Menu};
+        let only: std::collections::BTreeSet<DType> = [dtype].into_iter().collect();
+        let menu = Menu::everything().swarm(u128::MAX, &only);
+        let bytes: Vec<u8> = (0..700u32)
+            .map(|i| (i.wrapping_mul(97) ^ (u32::from(seed) * 6151)) as u8)
+            .collect();
+        crate::gen::TestCase::decode(&bytes, &menu, &Limits::exact(5))
+    }
+
+    /// Every value of `case` as the reference computes it (the declared precision).
+    pub fn declared(case: &crate::gen::TestCase) -> precision::Values {
+        let leaves = case
+            .values
+            .iter()
+            .map(|(n, t)| (*n, convert::to_tch(t)))
+            .collect();
+        tch::no_grad(|| graph::evaluate(&case.graph, &leaves)).expect("the reference runs")
     }
 }
 

@@ -199,6 +199,16 @@ struct Bound {
 }
 
 impl Bound {
+    /// The bound of a value of `dtype` from its truth and spread (both `float64`).
+    fn of(dtype: DType, truth: &tch::Tensor, spread: &tch::Tensor) -> Result<Bound, RefError> {
+        Ok(Bound {
+            shape: truth.size().iter().map(|d| *d as usize).collect(),
+            dtype,
+            truth: super::float_values(truth)?,
+            spread: super::float_values(spread)?,
+        })
+    }
+
     /// How far each element may stray from its truth.
     fn allowed(&self) -> Vec<f64> {
         let u = unit_roundoff(self.dtype);
@@ -230,22 +240,59 @@ fn as_f64(t: &tch::Tensor, dtype: DType) -> Result<tch::Tensor, RefError> {
 
 impl Precision {
     /// Analyses `case`, whose values at the declared precision are `declared` (the
-    /// reference's own evaluation).
+    /// reference's own evaluation): [`first_stage`](Self::first_stage), then
+    /// [`completed`](Self::completed).
     pub fn analyze(case: &TestCase, declared: &Values) -> Result<Precision, RefError> {
-        tch::no_grad(|| Self::analyze_inner(case, declared))
+        let first = Self::first_stage(case, declared)?;
+        Self::completed(case, &first)
     }
 
-    fn analyze_inner(case: &TestCase, declared: &Values) -> Result<Precision, RefError> {
+    /// The cheap first stage: the truth (one `float64` evaluation) and, as every value's
+    /// spread, the declared evaluation's distance from it. That distance is one of the terms
+    /// of the complete spread, so the first stage's spreads are lower bounds of the complete
+    /// ones, and it marks nothing fragile: a value within the first stage's envelope is
+    /// within the complete one ([`super::envelope`] relies on this).
+    pub fn first_stage(case: &TestCase, declared: &Values) -> Result<Precision, RefError> {
+        tch::no_grad(|| {
+            let graph = &case.graph;
+            let truth_raw = evaluate(case, Arithmetic::Float64, None)?;
+            let mut bounds = BTreeMap::new();
+            for (v, t) in &truth_raw {
+                let dtype = graph.ty(*v).dtype;
+                let truth = as_f64(t, dtype)?;
+                let mut spread = truth.f_zeros_like()?;
+                if let Some(x) = declared.get(v) {
+                    spread = distance(&as_f64(x, dtype)?, &truth)?;
+                }
+                bounds.insert(*v, Bound::of(dtype, &truth, &spread)?);
+            }
+            Ok(Precision {
+                bounds,
+                fragile: BTreeSet::new(),
+            })
+        })
+    }
+
+    /// The complete analysis from its [`first_stage`](Self::first_stage): the legal
+    /// evaluations besides the declared one widen the spreads, and the fragile values are
+    /// marked.
+    pub fn completed(case: &TestCase, first: &Precision) -> Result<Precision, RefError> {
+        tch::no_grad(|| Self::completed_inner(case, first))
+    }
+
+    fn completed_inner(case: &TestCase, first: &Precision) -> Result<Precision, RefError> {
         let graph = &case.graph;
-        let dtypes: BTreeMap<ValueRef, DType> = graph
-            .values()
-            .into_iter()
-            .map(|v| (v, graph.ty(v).dtype))
-            .collect();
-        let truth_raw = evaluate(case, Arithmetic::Float64, None)?;
+        let dtypes: BTreeMap<ValueRef, DType> =
+            first.bounds.iter().map(|(v, b)| (*v, b.dtype)).collect();
+        let host = |xs: &[f64], shape: &[usize]| -> Result<tch::Tensor, RefError> {
+            let dims: Vec<i64> = shape.iter().map(|d| *d as i64).collect();
+            Ok(tch::Tensor::from_slice(xs).f_reshape(dims.as_slice())?)
+        };
         let mut truth = Values::new();
-        for (v, t) in &truth_raw {
-            truth.insert(*v, as_f64(t, dtypes[v])?);
+        let mut spread = Values::new();
+        for (v, b) in &first.bounds {
+            truth.insert(*v, host(&b.truth, &b.shape)?);
+            spread.insert(*v, host(&b.spread, &b.shape)?);
         }
         let mut samples: Vec<Values> = Vec::new();
         if dtypes.values().any(|d| *d == DType::F16) {
@@ -263,23 +310,16 @@ impl Precision {
                 samples.push(s);
             }
         }
-        let mut spread = Values::new();
         let mut disagree: BTreeSet<NodeIndex> = BTreeSet::new();
         for (v, t) in &truth {
-            let mut widest = t.f_zeros_like()?;
-            for s in std::iter::once(declared).chain(samples.iter()) {
+            let widest = spread.get_mut(v).expect("a spread per truth");
+            for s in &samples {
                 let Some(x) = s.get(v) else { continue };
-                let d = as_f64(x, dtypes[v])?.f_sub(t)?.f_abs()?.f_nan_to_num(
-                    f64::INFINITY,
-                    f64::INFINITY,
-                    f64::INFINITY,
-                )?;
-                widest = widest.f_maximum(&d)?;
+                *widest = widest.f_maximum(&distance(&as_f64(x, dtypes[v])?, t)?)?;
             }
             if !dtypes[v].is_float() && widest.f_gt(0.0)?.f_any()?.int64_value(&[]) != 0 {
                 disagree.insert(v.node);
             }
-            spread.insert(*v, widest);
         }
         let margin = |v: ValueRef, x: &tch::Tensor| -> tch::Tensor {
             let s = &spread[&v];
@@ -291,15 +331,7 @@ impl Precision {
         let fragile = fragile_nodes(graph, &truth, &margin, &disagree)?;
         let mut bounds = BTreeMap::new();
         for (v, t) in &truth {
-            bounds.insert(
-                *v,
-                Bound {
-                    shape: t.size().iter().map(|d| *d as usize).collect(),
-                    dtype: dtypes[v],
-                    truth: super::float_values(t)?,
-                    spread: super::float_values(&spread[v])?,
-                },
-            );
+            bounds.insert(*v, Bound::of(dtypes[v], t, &spread[v])?);
         }
         Ok(Precision { bounds, fragile })
     }
@@ -373,103 +405,13 @@ impl Precision {
     }
 }
 
-/// The precision analysis seen from a model's outputs: what the oracle compares a backend's
-/// output list with. Cheap to clone (shared).
-#[derive(Clone)]
-pub struct Envelope {
-    precision: std::sync::Arc<Precision>,
-    /// The value behind each model output, in output order.
-    outputs: Vec<ValueRef>,
+/// `|x − truth|` per element, infinite where either is NaN or infinite.
+fn distance(x: &tch::Tensor, truth: &tch::Tensor) -> Result<tch::Tensor, RefError> {
+    Ok(x.f_sub(truth)?
+        .f_abs()?
+        .f_nan_to_num(f64::INFINITY, f64::INFINITY, f64::INFINITY)?)
 }
 
-impl std::fmt::Debug for Envelope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Envelope")
-            .field("outputs", &self.outputs)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for Envelope {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.precision, &other.precision) && self.outputs == other.outputs
-    }
-}
-
-impl Envelope {
-    /// The envelope of the model outputs `outputs` under `precision`.
-    pub fn new(precision: Precision, outputs: Vec<ValueRef>) -> Envelope {
-        Envelope {
-            precision: std::sync::Arc::new(precision),
-            outputs,
-        }
-    }
-
-    /// Whether output `i` is fragile (never compared).
-    pub fn fragile(&self, i: usize) -> bool {
-        self.outputs
-            .get(i)
-            .is_some_and(|v| self.precision.is_fragile(*v))
-    }
-
-    /// The first output of `actual` (in output order) that is farther from the truth than
-    /// rounding explains: `(output, description)`.
-    pub fn deviation(&self, actual: &[Tensor]) -> Option<(usize, String)> {
-        if actual.len() != self.outputs.len() {
-            return Some((
-                0,
-                format!("output count {} vs {}", self.outputs.len(), actual.len()),
-            ));
-        }
-        self.outputs
-            .iter()
-            .zip(actual)
-            .enumerate()
-            .find_map(|(i, (v, a))| self.precision.check(*v, a).map(|d| (i, d)))
-    }
-
-    /// Whether output `i`, computed as `actual`, is farther from the truth than rounding
-    /// explains.
-    pub fn deviation_of(&self, i: usize, actual: &Tensor) -> Option<String> {
-        self.precision.check(*self.outputs.get(i)?, actual)
-    }
-
-    /// Output `i`'s exact values and allowed deviations, flattened (`None` when it is
-    /// fragile): what a standalone reproducer compares with. Elements whose exact value is
-    /// not finite are allowed anything.
-    pub fn expected(&self, i: usize) -> Option<(Vec<usize>, Vec<f64>, Vec<f64>)> {
-        let v = *self.outputs.get(i)?;
-        if self.precision.is_fragile(v) {
-            return None;
-        }
-        let (shape, truth, allowed) = self.precision.expected(v)?;
-        let allowed = truth
-            .iter()
-            .zip(allowed)
-            .map(|(t, a)| if t.is_finite() { a } else { f64::INFINITY })
-            .collect();
-        Some((shape, truth, allowed))
-    }
-
-    /// Whether output `i` computed twice (`a`, `b`) agrees within rounding.
-    pub fn agree(&self, i: usize, a: &Tensor, b: &Tensor) -> bool {
-        match self.outputs.get(i) {
-            Some(v) => self.precision.agree(*v, a, b),
-            None => a == b,
-        }
-    }
-
-    /// Whether two output lists agree within rounding, output by output.
-    pub fn all_agree(&self, a: &[Tensor], b: &[Tensor]) -> bool {
-        a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .enumerate()
-                .all(|(i, (x, y))| self.fragile(i) || self.agree(i, x, y))
-    }
-}
-
-/// Two ulp of a float dtype at magnitude `x`, plus its smallest normal (0 for integers).
 fn floor(dtype: DType, x: &tch::Tensor) -> tch::Tensor {
     let u = unit_roundoff(dtype);
     x * (4.0 * u) + min_normal(dtype)
@@ -796,21 +738,8 @@ fn affine_rounding(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gen::{Limits, Menu};
     use crate::ir::Buffer;
-
-    fn decode(seed: u8, dtype: DType) -> TestCase {
-        let only: BTreeSet<DType> = [dtype].into_iter().collect();
-        let menu = Menu::everything().swarm(u128::MAX, &only);
-        let bytes: Vec<u8> = (0..700u32)
-            .map(|i| (i.wrapping_mul(97) ^ (u32::from(seed) * 6151)) as u8)
-            .collect();
-        TestCase::decode(&bytes, &menu, &Limits::exact(5))
-    }
-
-    fn declared(case: &TestCase) -> Values {
-        evaluate(case, Arithmetic::Declared, None).unwrap()
-    }
+    use crate::reference::testing::{case_of as decode, declared};
 
     #[test]
     fn the_declared_evaluation_lies_within_its_own_envelope() {

@@ -14,7 +14,7 @@ use crate::mutate::emit;
 use crate::oracle::{Finding, Verdict};
 use crate::pipeline::Pipeline;
 use crate::reduce::Edit;
-use crate::reference::precision::Envelope;
+use crate::reference::envelope::Envelope;
 use crate::reference::TorchReference;
 use std::path::Path;
 

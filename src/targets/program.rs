@@ -35,7 +35,7 @@ pub struct ProgramTest {
     /// Outputs never compared (ties, boundaries).
     pub fragile: Vec<bool>,
     /// How far rounding alone can move each output (`None` when the analysis failed).
-    pub envelope: Option<crate::reference::precision::Envelope>,
+    pub envelope: Option<crate::reference::envelope::Envelope>,
     /// Sorted op types, for signatures.
     pub ops: String,
 }
@@ -96,6 +96,7 @@ impl ProgramSource {
         let values = values.map_err(|e| Skip::Invalid(format!("reference: {e}")))?;
         let mut program = lower(&case, &values).map_err(Skip::Unsupported)?;
         let applied = plan.apply(&mut program);
+        let fragile = reference.fragile();
         let expected = reference
             .outputs
             .map_err(|_| Skip::Invalid("the reference failed".into()))?;
@@ -108,7 +109,7 @@ impl ProgramSource {
             program,
             applied,
             expected,
-            fragile: reference.fragile,
+            fragile,
             envelope: reference.envelope,
             ops,
         })

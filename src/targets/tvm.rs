@@ -21,7 +21,7 @@ use crate::oracle::{
 };
 use crate::pipeline::{Pipeline, TestRun};
 use crate::reduce::Edit;
-use crate::reference::precision::Envelope;
+use crate::reference::envelope::Envelope;
 use std::path::Path;
 
 const BACKEND: &str = "tvm";
@@ -186,7 +186,7 @@ impl TvmHarness {
             Some(Ok(o)) => o,
             _ => return Verdict::Skipped(Skip::Invalid("the plain build failed on rerun".into())),
         };
-        let fragile = &run.fragile;
+        let fragile = &run.fragile();
         let with_passes = match runs.get(1).map(|(_, r)| outputs(r)) {
             Some(Ok(o)) => o,
             Some(Err(e)) => return stage_failure(BACKEND, "passes", &e),

@@ -7,7 +7,7 @@ use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
 use crate::ir::{Tensor, TensorType};
 use crate::oracle::{Finding, FindingKind};
-use crate::reference::precision::Envelope;
+use crate::reference::envelope::Envelope;
 use base64::Engine;
 
 /// A standalone reproducer for a backend process that died: each ONNX Runtime level runs in
