@@ -133,6 +133,7 @@ fn config(out: &std::path::Path, seed: u64, input_len: usize, max_tests: u64) ->
         resume: false,
         reduce: None,
         pool: None,
+        guided: true,
     }
 }
 

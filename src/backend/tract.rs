@@ -356,7 +356,29 @@ impl Backend for Tract {
         inputs: &[&Tensor],
         level: usize,
     ) -> Result<Vec<Tensor>, BackendError> {
+        self.run_observed(model, inputs, level, &mut Vec::new())
+    }
+
+    /// tract logs no rewrites, but what a level compiled the model to shows them: every
+    /// distinct op of the decluttered or optimized model is reported as
+    /// `<level>:<op name>` (`optimized:OptMatMulPack`, `decluttered:EinSum`), the
+    /// operators tract's passes chose for this model.
+    fn run_observed(
+        &self,
+        model: &OnnxModel,
+        inputs: &[&Tensor],
+        level: usize,
+        fired: &mut Vec<String>,
+    ) -> Result<Vec<Tensor>, BackendError> {
         let (typed, feeds) = self.guard(Stage::Compile, || Self::compile(model, inputs, level))?;
+        if level > 0 {
+            let ops: std::collections::BTreeSet<String> = typed
+                .nodes()
+                .iter()
+                .map(|n| n.op.name().to_string())
+                .collect();
+            fired.extend(ops.into_iter().map(|op| format!("{}:{op}", LEVELS[level])));
+        }
         self.guard(Stage::Run, || Self::execute(model, typed, feeds))
     }
 }

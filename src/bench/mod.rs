@@ -5,6 +5,8 @@
 //! - [`values`]: gradient value search vs sampling vs search with repair.
 //! - [`patterns`]: OATest splicing on ONNX Runtime and its optimization-triggering rate.
 
+pub mod feedback;
+
 use crate::backend::capability::Capabilities;
 use crate::backend::Backend;
 use crate::campaign::Stats;
@@ -678,6 +680,23 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 1)]
         jobs: usize,
     },
+    /// Does feedback pay? The guided campaign and pure generation (fresh inputs, no corpus)
+    /// side by side for the same time, one isolated worker each: the compiler coverage each
+    /// reached over time (CSV, PNG) and the distinct bugs after dedup (JSON).
+    Feedback {
+        /// The target (`dlcfuzz targets`).
+        #[arg(long)]
+        target: String,
+        /// Seconds per side (both run at once).
+        #[arg(long, default_value_t = 300)]
+        time: u64,
+        /// RNG seed of both campaigns.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Folder of the two campaigns and the figures (must not exist).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// The torch surface in eager (no compiler): validity of generated programs (eager runs,
     /// every value of the predicted type), and the rows and element types reached.
     Surface {
@@ -817,6 +836,17 @@ impl BenchCommand {
                 tick,
             )?,
             BenchCommand::Sources { dir } => pattern_sources(ort()?, &dir, tick)?,
+            BenchCommand::Feedback {
+                target,
+                time,
+                seed,
+                out,
+            } => {
+                let out = out.unwrap_or_else(|| {
+                    format!("out/bench-feedback/{target}-seed{seed}-{time}s").into()
+                });
+                feedback::feedback(&target, Duration::from_secs(time), seed, &out)?
+            }
         })
     }
 }

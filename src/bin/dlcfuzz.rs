@@ -75,7 +75,7 @@ struct IsolationArgs {
     #[arg(long)]
     timeout: Option<f64>,
     /// RSS limit of a worker in MiB.
-    #[arg(long, default_value_t = 2048)]
+    #[arg(long, default_value_t = Isolation::DEFAULT_RSS_MB)]
     rss_limit_mb: u64,
 }
 
@@ -126,6 +126,9 @@ struct FuzzArgs {
     /// default: the target's, three per-test time limits and at least 30 s).
     #[arg(long)]
     reduce_budget: Option<u64>,
+    /// Pure generation: every input fresh, no corpus (what feedback is measured against).
+    #[arg(long)]
+    no_feedback: bool,
 }
 
 impl FuzzArgs {
@@ -145,6 +148,7 @@ impl FuzzArgs {
                 None => lib(dlcfuzz::targets::by_name(&target.name))?.reduce_budget(),
             },
             program: program()?,
+            guided: !self.no_feedback,
             target,
         })
     }
@@ -476,7 +480,7 @@ fn main() -> Result<()> {
             let bar = progress(what.count().map(|n| n as u64));
             let summary = what.run(&|| bar.inc(1));
             bar.finish_and_clear();
-            println!("{}", serde_json::to_string_pretty(&lib(summary)?)?);
+            print_json(&lib(summary)?)?;
         }
     }
     Ok(())

@@ -35,6 +35,8 @@ pub struct FuzzOptions {
     pub reduce_budget: Duration,
     /// The `dlcfuzz` executable workers and reducers run.
     pub program: PathBuf,
+    /// Learn as it runs (corpus, seed pool); `false`: pure generation.
+    pub guided: bool,
 }
 
 /// Runs the campaign `options` describe; `progress` sees the stats after each test.
@@ -64,6 +66,7 @@ pub fn fuzz(options: &FuzzOptions, progress: &(dyn Fn(&Stats) + Sync)) -> Result
             .flatten()
             .transpose()?
             .map(|library| PassPool::new(&library)),
+        guided: options.guided,
     };
     if info.input == crate::targets::Input::OnnxFile && !options.resume {
         seed_corpus(&options.out, info.name)?;

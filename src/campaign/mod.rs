@@ -68,6 +68,10 @@ pub struct Stats {
     /// Distinct Python lines of the compiler covered (Python-hosted targets).
     #[serde(default)]
     pub py_lines: usize,
+    /// The compiler's own work the campaign observed: distinct (optimization fired, op type
+    /// of the test) pairs plus Python lines covered. What `dlcfuzz bench feedback` compares.
+    #[serde(default)]
+    pub compiler_coverage: usize,
     /// Highest resident set of a process running tests (the worker, or this process when
     /// tests run in process), in MiB.
     #[serde(default)]
@@ -138,7 +142,7 @@ impl Stats {
     /// One progress line: tests, rate, validity, findings and coverage so far.
     pub fn progress_line(&self) -> String {
         format!(
-            "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, py lines {}, restarts {}",
+            "{} tests, {:.1}/s, valid {:.3}, unsupported {:.3}, findings {}, transformers {}, features {}, py lines {}, coverage {}, restarts {}",
             self.tests,
             self.tests_per_s,
             self.valid_fraction,
@@ -147,6 +151,7 @@ impl Stats {
             self.transformer_tests.len(),
             self.features,
             self.py_lines,
+            self.compiler_coverage,
             self.restarts
         )
     }
@@ -161,7 +166,10 @@ impl Stats {
         self.non_finite_fraction = self.non_finite as f64 / n;
         self.mean_nodes = self.nodes as f64 / n;
         self.findings = self.signatures.len();
-        self.transformers_fired = self.transformer_tests.keys().cloned().collect();
+        // Names are only ever added: the list is rebuilt when one was (not after every test).
+        if self.transformers_fired.len() != self.transformer_tests.len() {
+            self.transformers_fired = self.transformer_tests.keys().cloned().collect();
+        }
     }
 }
 

@@ -23,9 +23,13 @@ use super::finding::{self, read_count, write_count};
 use super::pool::{PassPool, PoolState};
 use super::worker::Isolation;
 use super::Stats;
+use crate::gen::menu::op_key;
 use crate::mutate::levels::{Level, LevelPolicy};
 use crate::oracle::Verdict;
+use crate::targets::mutator::Mutator;
 use crate::targets::TargetConfig;
+use rand::distr::weighted::WeightedIndex;
+use rand::distr::Distribution;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,7 +49,7 @@ const CAMPAIGN_JSON: &str = "campaign.json";
 const STATE_JSON: &str = "state.json";
 const INFLIGHT: &str = "inflight";
 const INFLIGHT_INPUT: &str = "input.bin";
-const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts,py_lines";
+const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts,py_lines,compiler_coverage";
 
 /// Automatic reduction of new findings, each in a `dlcfuzz reduce` child process.
 #[derive(Clone, Debug)]
@@ -79,14 +83,19 @@ pub struct CampaignConfig {
     pub reduce: Option<AutoReduce>,
     /// The seed pool of a pattern campaign ([`super::pool`]).
     pub pool: Option<PassPool>,
+    /// Whether the campaign learns as it runs (mutates its corpus, aims its seed pool);
+    /// `false`: pure generation, every input fresh, no corpus (the baseline of `dlcfuzz
+    /// bench feedback`). Coverage is tracked either way.
+    pub guided: bool,
 }
 
 impl CampaignConfig {
-    /// Whether corpus entries are padded to the input length before mutation (graph
-    /// recipes, not ONNX files).
-    pub fn grows_inputs(&self) -> bool {
+    /// The mutator of the target's inputs (structure-aware on graph recipes).
+    pub fn mutator(&self) -> Mutator {
         crate::targets::by_name(&self.target.name)
-            .map_or(true, |t| t.input != crate::targets::Input::OnnxFile)
+            .map_or(Mutator::of(crate::targets::Input::OnnxFile), |t| {
+                Mutator::of(t.input)
+            })
     }
 
     /// Whether the target's inputs start with a HirFuzz constraint-level byte, which the
@@ -121,6 +130,11 @@ struct State {
     /// The seed pool's counts (pattern campaigns).
     #[serde(default)]
     pool: PoolState,
+    /// Every (optimization fired, op type of the test) pair seen, as a hash of the two
+    /// names: the finest view of an uninstrumented compiler's work a campaign has, counted in
+    /// [`Stats::compiler_coverage`].
+    #[serde(default)]
+    fired_ops: BTreeSet<u64>,
 }
 
 struct Shared {
@@ -128,6 +142,11 @@ struct Shared {
     corpus: Vec<Vec<u8>>,
     /// The file name of each corpus entry.
     corpus_names: Vec<String>,
+    /// The optimizations each corpus entry fired (empty for entries of an earlier run).
+    corpus_fired: Vec<Vec<String>>,
+    /// [`rarest_first`]'s weights and when they were computed: refreshed once a second, not
+    /// for every input (entries admitted since wait for the refresh).
+    chooser: Option<(WeightedIndex<f64>, Instant)>,
     pending: Vec<Vec<u8>>,
     last_save: Instant,
     last_csv: Instant,
@@ -143,12 +162,13 @@ fn set_level_byte(bytes: &mut [u8], policy: &LevelPolicy, seed: u64, index: u64)
     }
 }
 
-/// Input number `index` of the stream: fresh random bytes, or (half the time, once there is
-/// a corpus) a corpus entry with a few bytes overwritten; with `grow`, the entry is first
-/// padded with zeros to `len`, so that overwrites can extend a graph recipe (an ONNX file
-/// would not parse with trailing zeros).
-pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>], grow: bool) -> Vec<u8> {
-    input_choosing(seed, index, len, corpus, grow, |rng| {
+/// Input number `index` of the stream: fresh random bytes of `len`, or (half the time, once
+/// there is a corpus) a corpus entry changed by one `mutator` mutation (structure-aware on a
+/// graph recipe: one node's bytes, a step inserted, duplicated, deleted or swapped, a fresh
+/// recipe…, at most `len` bytes long; a few bytes overwritten otherwise), as the libFuzzer
+/// targets mutate.
+pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>], mutator: Mutator) -> Vec<u8> {
+    input_choosing(seed, index, len, corpus, mutator, |rng| {
         rng.random_range(0..corpus.len())
     })
 }
@@ -159,26 +179,54 @@ fn input_choosing(
     index: u64,
     len: usize,
     corpus: &[Vec<u8>],
-    grow: bool,
+    mutator: Mutator,
     choose: impl FnOnce(&mut rand_chacha::ChaCha8Rng) -> usize,
 ) -> Vec<u8> {
     let mut rng =
         rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
     if !corpus.is_empty() && rng.random_bool(0.5) {
-        let mut bytes = corpus[choose(&mut rng)].clone();
-        if grow {
-            bytes.resize(len.max(bytes.len()), 0);
-        }
-        for _ in 0..rng.random_range(1..=8) {
-            let at = rng.random_range(0..bytes.len());
-            bytes[at] = rng.random();
-        }
-        bytes
+        let parent = &corpus[choose(&mut rng)];
+        let max = len.max(parent.len());
+        let mut data = parent.clone();
+        data.resize(max, 0);
+        let mut overwrite = |data: &mut [u8], size: usize, _max: usize| {
+            for _ in 0..rng.random_range(1..=8) {
+                if size > 0 {
+                    let at = rng.random_range(0..size);
+                    data[at] = rng.random();
+                }
+            }
+            size
+        };
+        let seed = (index as u32) ^ (seed as u32).rotate_left(7);
+        let size = mutator.mutate(&mut data, parent.len(), max, seed, &mut overwrite);
+        data.truncate(size);
+        data
     } else {
         let mut bytes = vec![0u8; len];
         rng.fill(bytes.as_mut_slice());
         bytes
     }
+}
+
+/// The weights of corpus entries to mutate: `1 / (1 + n)` where `n` counts the tests that
+/// fired the rarest optimization the entry fired (every test, for an entry that fired none):
+/// entries behind rarely reached optimizations are mutated most, so that their mutants keep
+/// reaching them with other ops around. `None` for an empty corpus.
+fn rarest_first(
+    fired: &[Vec<String>],
+    tests: &BTreeMap<String, u64>,
+) -> Option<WeightedIndex<f64>> {
+    let everything: u64 = tests.values().sum();
+    let weights = fired.iter().map(|names| {
+        let rarest = names
+            .iter()
+            .map(|n| tests.get(n).copied().unwrap_or(0))
+            .min()
+            .unwrap_or(everything);
+        1.0 / (1.0 + rarest as f64)
+    });
+    WeightedIndex::new(weights).ok()
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -208,7 +256,7 @@ fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {
     }
     writeln!(
         f,
-        "{:.1},{},{:.2},{:.4},{:.4},{},{},{},{},{:.0},{},{}",
+        "{:.1},{},{:.2},{:.4},{:.4},{},{},{},{},{:.0},{},{},{}",
         stats.seconds,
         stats.tests,
         stats.tests_per_s,
@@ -220,7 +268,8 @@ fn append_csv(out: &Path, stats: &Stats) -> std::io::Result<()> {
         stats.features,
         stats.peak_test_rss_mb,
         stats.restarts,
-        stats.py_lines
+        stats.py_lines,
+        stats.compiler_coverage
     )
 }
 
@@ -361,13 +410,19 @@ fn record(
     }
     let mut new_feature = false;
     let ops = outcome.ops.split(',').filter(|o| !o.is_empty());
+    let ops: Vec<&str> = ops.collect();
     for feature in outcome
         .fired
         .iter()
         .map(|t| format!("fired:{t}"))
-        .chain(ops.map(|o| format!("op:{o}")))
+        .chain(ops.iter().map(|o| format!("op:{o}")))
     {
         new_feature |= s.state.features.insert(feature);
+    }
+    for t in &outcome.fired {
+        for o in &ops {
+            new_feature |= s.state.fired_ops.insert(op_key(t, op_key(o, 0)));
+        }
     }
     // Python lines always count in the stats; they admit inputs only when fed back.
     let mut new_line = false;
@@ -380,7 +435,8 @@ fn record(
         let passed = matches!(outcome.verdict, Verdict::Pass);
         new_feature |= pool.record(&mut s.state.pool, &outcome.fired, passed);
     }
-    if new_feature && outcome.death.is_none() {
+    s.state.stats.compiler_coverage = s.state.fired_ops.len() + s.state.py_lines.len();
+    if new_feature && outcome.death.is_none() && config.guided {
         let name = format!("{:08}.bin", s.state.next_index);
         let _ = std::fs::write(config.out.join(CORPUS).join(&name), bytes);
         if config.pool.is_some() {
@@ -391,6 +447,7 @@ fn record(
         }
         s.corpus.push(bytes.to_vec());
         s.corpus_names.push(name);
+        s.corpus_fired.push(outcome.fired.clone());
     }
     s.state.stats.features = s.state.features.len();
 }
@@ -408,10 +465,24 @@ fn save(config: &CampaignConfig, s: &mut Shared, csv: bool) {
 
 /// Input `index` of the campaign: [`input`], or in a pattern campaign the pool's choice of
 /// parent and aim.
-fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, grow: bool) -> Vec<u8> {
+fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, mutator: Mutator) -> Vec<u8> {
     let (seed, len) = (config.seed, config.input_len);
+    if !config.guided {
+        return input(seed, index, len, &[], mutator);
+    }
     let Some(pool) = &config.pool else {
-        return input(seed, index, len, &s.corpus, grow);
+        let stale = s
+            .chooser
+            .as_ref()
+            .is_none_or(|(_, at)| at.elapsed() >= Duration::from_secs(1));
+        if stale {
+            let weights = rarest_first(&s.corpus_fired, &s.state.stats.transformer_tests);
+            s.chooser = weights.map(|w| (w, Instant::now()));
+        }
+        let chooser = s.chooser.as_ref().map(|(w, _)| w);
+        return input_choosing(seed, index, len, &s.corpus, mutator, |rng| {
+            chooser.map_or(0, |w| w.sample(rng))
+        });
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ index.rotate_left(29) ^ 0x9001);
     let Shared {
@@ -420,7 +491,7 @@ fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, grow: bool) -
         corpus_names,
         ..
     } = s;
-    let mut bytes = input_choosing(seed, index, len, corpus, grow, |_| {
+    let mut bytes = input_choosing(seed, index, len, corpus, mutator, |_| {
         pool.parent(&state.pool, corpus_names, &mut rng)
     });
     pool.aim(&mut state.pool, &mut bytes, &mut rng);
@@ -443,6 +514,7 @@ fn job(
     let _ = std::fs::create_dir_all(&inflight);
     let findings = config.out.join(FINDINGS);
     let (start, before) = *clock;
+    let (mutator, levels) = (config.mutator(), config.constraint_levels());
     loop {
         let bytes = {
             let mut s = shared.lock().expect("lock");
@@ -455,9 +527,8 @@ fn job(
                 None => {
                     let index = s.state.next_index;
                     s.state.next_index += 1;
-                    let grow = config.grows_inputs();
-                    let mut bytes = next_input(config, &mut s, index, grow);
-                    if config.constraint_levels() {
+                    let mut bytes = next_input(config, &mut s, index, mutator);
+                    if levels {
                         set_level_byte(&mut bytes, &s.state.levels, config.seed, index);
                     }
                     bytes
@@ -573,7 +644,7 @@ pub fn run(
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
     corpus_files.sort();
-    let (corpus, corpus_names) = corpus_files
+    let (corpus, corpus_names): (Vec<_>, Vec<_>) = corpus_files
         .iter()
         .filter_map(|p| {
             let name = p.file_name()?.to_string_lossy().into_owned();
@@ -582,6 +653,8 @@ pub fn run(
         .unzip();
     let shared = Mutex::new(Shared {
         state,
+        corpus_fired: vec![Vec::new(); corpus.len()],
+        chooser: None,
         corpus,
         corpus_names,
         pending: Vec::new(),
@@ -675,11 +748,14 @@ mod tests {
             resume: false,
             reduce: None,
             pool: None,
+            guided: true,
         };
         let mut s = Shared {
             state: State::default(),
             corpus: Vec::new(),
             corpus_names: Vec::new(),
+            corpus_fired: Vec::new(),
+            chooser: None,
             pending: Vec::new(),
             last_save: Instant::now(),
             last_csv: Instant::now(),
@@ -725,23 +801,45 @@ mod tests {
     }
 
     #[test]
+    fn entries_behind_rare_optimizations_are_mutated_most() {
+        let fired = vec![
+            vec!["Common".to_string()],
+            vec!["Common".to_string(), "Rare".to_string()],
+            Vec::new(),
+        ];
+        let tests: BTreeMap<String, u64> =
+            [("Common".to_string(), 999), ("Rare".to_string(), 0)].into();
+        let w = rarest_first(&fired, &tests).expect("weights");
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut drawn = [0usize; 3];
+        for _ in 0..1000 {
+            drawn[w.sample(&mut rng)] += 1;
+        }
+        assert!(drawn[1] > 950, "{drawn:?}");
+        assert!(rarest_first(&[], &tests).is_none());
+    }
+
+    #[test]
     fn inputs_are_a_function_of_seed_index_and_corpus() {
-        assert_eq!(input(1, 5, 64, &[], true), input(1, 5, 64, &[], true));
-        assert_ne!(input(1, 5, 64, &[], true), input(1, 6, 64, &[], true));
-        assert_ne!(input(1, 5, 64, &[], true), input(2, 5, 64, &[], true));
+        use crate::targets::Input;
+        let graph = Mutator::of(Input::Graph { header: 1 });
+        assert_eq!(input(1, 5, 64, &[], graph), input(1, 5, 64, &[], graph));
+        assert_ne!(input(1, 5, 64, &[], graph), input(1, 6, 64, &[], graph));
+        assert_ne!(input(1, 5, 64, &[], graph), input(2, 5, 64, &[], graph));
         let corpus = vec![vec![7u8; 64]];
         let mutated = (0..20)
-            .map(|i| input(1, i, 64, &corpus, true))
-            .filter(|b| b.iter().filter(|x| **x == 7).count() >= 56)
+            .map(|i| input(1, i, 64, &corpus, graph))
+            .filter(|b| b.iter().filter(|x| **x == 7).count() >= 32)
             .count();
         assert!(
             mutated >= 5,
             "about half the inputs mutate the corpus entry"
         );
-        // Without growth (ONNX files) a corpus entry keeps its length.
+        // An ONNX file has its bytes overwritten: a corpus entry keeps its length.
         let files = [vec![7u8; 10]];
+        let file = Mutator::of(Input::OnnxFile);
         let lengths: Vec<usize> = (0..20)
-            .map(|i| input(1, i, 64, &files, false).len())
+            .map(|i| input(1, i, 64, &files, file).len())
             .collect();
         assert!(lengths.iter().all(|n| *n == 10 || *n == 64), "{lengths:?}");
         assert!(lengths.contains(&10), "{lengths:?}");

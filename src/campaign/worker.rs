@@ -63,6 +63,19 @@ pub struct Isolation {
     pub rss_limit_mb: u64,
 }
 
+impl Isolation {
+    /// The worker's default resident-set limit, in MiB.
+    pub const DEFAULT_RSS_MB: u64 = 2048;
+
+    /// The target's own limits: its per-test time limit and the default memory limit.
+    pub fn for_target(target: &crate::targets::TargetInfo) -> Isolation {
+        Isolation {
+            timeout: Duration::from_secs_f64(target.test_seconds),
+            rss_limit_mb: Self::DEFAULT_RSS_MB,
+        }
+    }
+}
+
 struct Running {
     process: Child,
     stdin: ChildStdin,
