@@ -62,11 +62,9 @@ impl TestRun {
     /// Per output, whether the reference marks it fragile (never compared); empty without a
     /// reference. This completes the precision analysis ([`Envelope`]).
     pub fn fragile(&self) -> Vec<bool> {
-        self.envelope.as_ref().map_or_else(Vec::new, |e| {
-            (0..self.model.outputs.len())
-                .map(|i| e.fragile(i))
-                .collect()
-        })
+        self.envelope
+            .as_ref()
+            .map_or_else(Vec::new, Envelope::fragile_outputs)
     }
 }
 

@@ -106,28 +106,23 @@ pub fn feedback(target: &str, time: Duration, seed: u64, out: &Path) -> Result<V
 
 /// One side's samples, final figures and bugs, read from its campaign folder.
 fn side(dir: &Path) -> Result<Side, String> {
-    let path = dir.join(crate::campaign::runner::STATS_CSV);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or_else(|| format!("{}: no column {name}", path.display()))
-    };
-    let (secs, tests, cov) = (
-        column("seconds")?,
-        column("tests")?,
-        column("compiler_coverage")?,
-    );
-    let mut samples = Vec::new();
-    for line in lines {
-        let fields: Vec<&str> = line.split(',').collect();
-        let parse = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
-        if let (Some(s), Some(t), Some(c)) = (parse(secs), parse(tests), parse(cov)) {
-            samples.push((s, t as u64, c as usize));
-        }
+    let rows = crate::report::csv_rows(dir)?;
+    let samples: Vec<(f64, u64, usize)> = rows
+        .iter()
+        .filter_map(|r| {
+            let at = |k: &str| r.get(k).copied();
+            Some((
+                at("seconds")?,
+                at("tests")? as u64,
+                at("compiler_coverage")? as usize,
+            ))
+        })
+        .collect();
+    if samples.is_empty() && !rows.is_empty() {
+        return Err(format!(
+            "{}: no compiler_coverage column (a campaign of an older dlcfuzz?)",
+            dir.join(crate::campaign::runner::STATS_CSV).display()
+        ));
     }
     let (_, tests, coverage) = samples.last().copied().unwrap_or_default();
     let summary = crate::report::summarize(dir);

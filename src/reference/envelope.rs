@@ -1,7 +1,7 @@
 //! The precision analysis seen from a model's outputs, made in two stages so that a test
 //! whose outputs are plainly right never pays for the whole analysis.
 //!
-//! [`Precision::analyze`] costs five or six graph evaluations (the truth in `float64`, the
+//! The complete analysis ([`Precision::completed`]) costs five or six graph evaluations (the truth in `float64`, the
 //! float16-in-float32 evaluation, four perturbed ones) and the fragility walk. Most backend
 //! outputs lie so close to the truth that the declared evaluation's own distance from it
 //! already covers them. So an [`Envelope`] starts from [`Precision::first_stage`] (the truth
@@ -104,6 +104,11 @@ impl Envelope {
             Some(p) => self.outputs.get(i).is_some_and(|v| p.is_fragile(*v)),
             None => true,
         }
+    }
+
+    /// Per output, whether it is fragile (completes the analysis).
+    pub fn fragile_outputs(&self) -> Vec<bool> {
+        (0..self.outputs.len()).map(|i| self.fragile(i)).collect()
     }
 
     /// The first output of `actual` (in output order) that is farther from the truth than

@@ -30,7 +30,7 @@ impl ReferenceRun {
     /// no comparison may judge it. With an envelope this completes its analysis.
     pub fn fragile(&self) -> Vec<bool> {
         match (&self.envelope, &self.outputs) {
-            (Some(e), Ok(outputs)) => (0..outputs.len()).map(|i| e.fragile(i)).collect(),
+            (Some(e), Ok(_)) => e.fragile_outputs(),
             _ => self.marks.clone(),
         }
     }

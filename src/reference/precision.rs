@@ -241,7 +241,9 @@ fn as_f64(t: &tch::Tensor, dtype: DType) -> Result<tch::Tensor, RefError> {
 impl Precision {
     /// Analyses `case`, whose values at the declared precision are `declared` (the
     /// reference's own evaluation): [`first_stage`](Self::first_stage), then
-    /// [`completed`](Self::completed).
+    /// [`completed`](Self::completed), in one go (the tests' yardstick for the staged
+    /// [`super::envelope::Envelope`]).
+    #[cfg(test)]
     pub fn analyze(case: &TestCase, declared: &Values) -> Result<Precision, RefError> {
         let first = Self::first_stage(case, declared)?;
         Self::completed(case, &first)

@@ -14,8 +14,9 @@ use plot::{line_chart, Series};
 use std::fmt::Write;
 use std::path::Path;
 
-/// One row of `stats.csv`, by column name.
-fn csv_rows(out: &Path) -> Result<Vec<std::collections::HashMap<String, f64>>, String> {
+/// The rows of a campaign's `stats.csv`, each by column name (fields that do not parse are
+/// left out).
+pub(crate) fn csv_rows(out: &Path) -> Result<Vec<std::collections::HashMap<String, f64>>, String> {
     let path = out.join(STATS_CSV);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut lines = text.lines();
