@@ -2,7 +2,7 @@
 # OSS-Fuzz / ClusterFuzzLite build for dlcfuzz: every fuzz target, runnable from $OUT alone.
 #
 # Builds every cargo-fuzz target with `cargo fuzz build -O` and puts into $OUT:
-#   - each target binary (`cargo fuzz list`: all 15; the CUDA ones end at start-up saying
+#   - each target binary (`cargo fuzz list`: all 16; the CUDA ones end at start-up saying
 #     they need a device, as a cluster bot has none);
 #   - <target>_seed_corpus.zip from corpus/<target>/;
 #   - <target>.options from fuzz/ (derived from the target registry: the time limit of one
@@ -16,6 +16,7 @@
 #                        headers (oss-fuzz/bundle_python.py);
 #       lib/python       the Python-hosted compilers' environment: torch, apache-tvm,
 #                        onnxscript, onnxruntime, without Triton (CUDA only);
+#       lib/openvino     the OpenVINO wheel (its C library, loaded by openvino_cpu);
 #       lib/cache        the probed capability tables, so that a fresh runner does not
 #                        spend minutes probing.
 # What $OUT cannot carry: torch_compile_cpu needs g++ (Inductor compiles every kernel with
@@ -24,7 +25,7 @@
 # Python wheels come from PyPI through scripts/setup.sh (idempotent).
 project="$SRC/dlcfuzz"
 cd "$project"
-scripts/setup.sh --python-compilers
+scripts/setup.sh --python-compilers --openvino
 mkdir -p "$OUT"
 
 cargo fuzz build -O
@@ -50,6 +51,8 @@ rm -rf "$lib/torch/lib" "$lib/nvidia"
 cp -a .deps/torch/torch/lib "$lib/torch/lib"
 if [ -d .deps/torch/nvidia ]; then cp -a .deps/torch/nvidia "$lib/nvidia"; fi
 python3 oss-fuzz/bundle_python.py .deps/python "$lib"
+rm -rf "$lib/openvino"
+cp -a .deps/openvino "$lib/openvino"
 mkdir -p "$lib/cache"
 if [ -d .deps/cache ]; then cp -a .deps/cache/. "$lib/cache/"; fi
 # The instrumented Python is keyed by source path: $OUT's own is built on its first start.

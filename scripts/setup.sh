@@ -12,6 +12,9 @@
 #                         set, points the targets at any other build instead.
 #   --python-compilers    also install the Python-hosted compilers (full torch, apache-tvm)
 #                         into .deps/python: the torch_compile_* and tvm_* targets need them.
+#   --openvino            also install the OpenVINO wheel into .deps/openvino (its C library is
+#                         what the openvino_cpu target loads; done anyway when the command names
+#                         an openvino target, and for the tests).
 #   --cargo-fuzz          also install cargo-fuzz (done anyway for a `cargo fuzz` command).
 # Python wheels go into the git-ignored, project-local .deps/; nothing is installed
 # system-wide except Debian packages when missing.
@@ -26,11 +29,13 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 ort_newest=1.32.0
 ort_version="${DLCFUZZ_ORT_VERSION:-$ort_newest}"
 python_compilers="${DLCFUZZ_PYTHON_COMPILERS:-0}"
+openvino="${DLCFUZZ_OPENVINO:-0}"
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --ort) ort_version="${2:?--ort needs a version}"; shift 2 ;;
     --ort=*) ort_version="${1#--ort=}"; shift ;;
     --python-compilers) python_compilers=1; shift ;;
+    --openvino) openvino=1; shift ;;
     --cargo-fuzz) export DLCFUZZ_CARGO_FUZZ=1; shift ;;
     --) shift; break ;;
     *) break ;;
@@ -107,6 +112,21 @@ if [ "$python_compilers" = 1 ] && ! have_python_env; then
   python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$py_env" \
     "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx onnxscript "onnxruntime==$ort_newest"
   have_python_env --import || { log "torch/tvm/onnx/onnxscript/onnxruntime do not import from .deps/python after pip install"; exit 1; }
+fi
+
+# OpenVINO (the openvino_cpu target): the wheel and numpy, without the wheel's other
+# dependencies (the C library needs none; a finding's repro.py needs numpy). Only when asked
+# for, when the command names an openvino target, or for the tests (which cover every target).
+openvino_newest=2026.4.1
+case " $* " in
+  *openvino*|*" test "*) openvino=1 ;;
+esac
+if [ "$openvino" = 1 ] && ! ls "$root/.deps/openvino/openvino/libs/libopenvino_c.so."* >/dev/null 2>&1; then
+  log "installing openvino==$openvino_newest into .deps/openvino (about 180 MB)"
+  python3 -m pip install --disable-pip-version-check --quiet --no-deps --target "$root/.deps/openvino" \
+    "openvino==$openvino_newest" numpy
+  ls "$root/.deps/openvino/openvino/libs/libopenvino_c.so."* >/dev/null 2>&1 \
+    || { log "missing libopenvino_c.so.* after pip install"; exit 1; }
 fi
 
 # C toolchain for cc/bindgen-based crates (and for Inductor's generated C++).

@@ -62,6 +62,19 @@ pub fn ort_wheel_dir(version: &str) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".deps/ort").join(version))
 }
 
+/// Where `scripts/setup.sh --openvino` installs the OpenVINO wheel (its C library and the
+/// Python package a finding's `repro.py` imports): `.deps/openvino` beside [`deps_dir`], else
+/// (on a fuzzing cluster) `lib/openvino` beside the executable.
+pub fn openvino_dir() -> PathBuf {
+    let deps = deps_dir();
+    let local = deps
+        .parent()
+        .map(|p| p.join("openvino"))
+        .unwrap_or_else(|| PathBuf::from(".deps/openvino"));
+    let installed = local.exists();
+    local_else_out(local, installed, "lib/openvino")
+}
+
 /// Cache folder (capability tables): `DLCFUZZ_CACHE_DIR`, else `.deps/cache` beside the
 /// Python packages, else (when there is no `.deps`, as on a fuzzing cluster) `lib/cache`
 /// beside the executable, which `oss-fuzz/build.sh` fills.

@@ -50,8 +50,8 @@ impl Backend for Scripted {
     fn levels(&self) -> &'static [&'static str] {
         &["disable", "basic", "extended", "all"]
     }
-    fn python_repro(&self) -> bool {
-        true
+    fn python_runner(&self) -> Option<&'static dlcfuzz::backend::PythonRunner> {
+        Some(&dlcfuzz::backend::ort::PYTHON)
     }
     fn run(
         &self,

@@ -72,8 +72,8 @@ impl Backend for Skewed {
     fn levels(&self) -> &'static [&'static str] {
         self.ort.levels()
     }
-    fn python_repro(&self) -> bool {
-        true
+    fn python_runner(&self) -> Option<&'static dlcfuzz::backend::PythonRunner> {
+        Some(&dlcfuzz::backend::ort::PYTHON)
     }
     fn run(
         &self,

@@ -167,6 +167,15 @@ fn ort_cpu_target_runs_mostly_valid_cases() {
 }
 
 #[test]
+fn openvino_cpu_target_runs_mostly_valid_cases() {
+    let valid = differential("openvino_cpu", 100, 23);
+    assert!(
+        valid >= 0.9,
+        "only {valid:.3} of the cases are valid for OpenVINO"
+    );
+}
+
+#[test]
 fn ort_cpu_mutated_target_runs_valid_rewritten_cases() {
     let valid = differential("ort_cpu_mutated", 300, 24);
     assert!(

@@ -110,8 +110,8 @@ impl Backend for Faulty {
         self.inner.levels()
     }
 
-    fn python_repro(&self) -> bool {
-        self.inner.python_repro()
+    fn python_runner(&self) -> Option<&'static super::PythonRunner> {
+        self.inner.python_runner()
     }
 
     fn run(

@@ -7,6 +7,7 @@
 pub mod bisect;
 pub mod capability;
 pub mod faulty;
+pub mod openvino;
 pub mod ort;
 pub mod panic;
 pub mod python;
@@ -89,11 +90,18 @@ pub trait Backend: Send + Sync {
         self.run(model, inputs, level).map(|_| ())
     }
 
-    /// Whether a finding's standalone `repro.py` can run this compiler from its Python
-    /// package (ONNX Runtime's wheel): the campaign then writes one with every finding and
-    /// re-runs it on the newest release.
-    fn python_repro(&self) -> bool {
+    /// Whether capability probing must run in forked child processes: a compiler whose
+    /// single-op models can kill the process (a segfault) or hang it. A triple that does is
+    /// then recorded as broken, with how the child died, and probing goes on.
+    fn probe_in_child(&self) -> bool {
         false
+    }
+
+    /// How a finding's standalone `repro.py` runs this compiler from its Python package
+    /// (ONNX Runtime's wheel, OpenVINO's), or `None` when it cannot: with a runner, the
+    /// campaign writes one with every finding and re-runs it on the newest release.
+    fn python_runner(&self) -> Option<&'static PythonRunner> {
+        None
     }
 
     /// The culprit optimizations of a finding at `level` of `model` on `inputs`, by
@@ -146,6 +154,24 @@ pub trait Backend: Send + Sync {
     }
 }
 
+/// How a standalone Python script runs a backend: what `repro.py` needs beyond the model,
+/// the feeds and the judgement, which it shares across backends.
+pub struct PythonRunner {
+    /// The package to import (`onnxruntime`), and how the script names the compiler.
+    pub import: &'static str,
+    /// A Python expression for the release, printed first (`ort.__version__`).
+    pub version: &'static str,
+    /// The `PYTHONPATH` holding the package's newest release, where the campaign re-checks a
+    /// finding.
+    pub python_path: fn() -> std::path::PathBuf,
+    /// The newest release's number.
+    pub newest: &'static str,
+    /// Python definitions of `run(level, disabled=())`: the outputs of `MODEL` on `FEEDS`
+    /// compiled at the level named `level` (one of the backend's [`Backend::levels`]), with
+    /// the optimizations named in `disabled` switched off where the compiler can.
+    pub run: &'static str,
+}
+
 /// One row of [`BACKENDS`].
 pub struct BackendInfo {
     /// The name targets and `--backend` use.
@@ -172,6 +198,11 @@ pub static BACKENDS: &[BackendInfo] = &[
         name: "tvm",
         summary: "TVM Relax for llvm, in the Python host (scripts/setup.sh --python-compilers)",
         build: || Ok(Box::new(tvm::Tvm::llvm(python::request_timeout())?)),
+    },
+    BackendInfo {
+        name: "openvino",
+        summary: "OpenVINO CPU plugin through its C API (libopenvino_c of the wheel scripts/setup.sh --openvino installs, or DLCFUZZ_OPENVINO_LIB), at float32 inference precision",
+        build: || Ok(Box::new(openvino::OpenVino::new()?)),
     },
     BackendInfo {
         name: "faulty",

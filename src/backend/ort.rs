@@ -166,6 +166,26 @@ impl OrtCpu {
     }
 }
 
+/// How `repro.py` runs ONNX Runtime: one intra-op thread, the level by name, culprit
+/// transformers disabled by name.
+pub static PYTHON: super::PythonRunner = super::PythonRunner {
+    import: "onnxruntime",
+    version: "onnxruntime.__version__",
+    python_path: crate::paths::deps_dir,
+    newest: crate::paths::ORT_NEWEST,
+    run: r#"LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC",
+          "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+
+def run(level, disabled=()):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, LEVELS[level])
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(MODEL, so, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
+    return sess.run(None, FEEDS)
+"#,
+};
+
 /// ONNX Runtime's optimization level for level index `level` of [`LEVELS`].
 fn optimization_level(level: usize) -> GraphOptimizationLevel {
     match level {
@@ -294,8 +314,8 @@ impl Backend for OrtCpu {
         &LEVELS
     }
 
-    fn python_repro(&self) -> bool {
-        true
+    fn python_runner(&self) -> Option<&'static super::PythonRunner> {
+        Some(&PYTHON)
     }
 
     fn bisect(

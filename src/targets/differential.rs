@@ -1,10 +1,11 @@
 //! The differential ONNX targets (`ort_cpu`, `ort_cpu_patterns`, `ort_cpu_mutated`, `tract`,
-//! and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a [`FuzzTarget`].
+//! `openvino_cpu`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a [`FuzzTarget`].
 
-use super::repro::ort::repro_py;
+use super::repro::model::repro_py;
 use super::{Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::bisect::Culprits;
 use crate::backend::faulty::Faulty;
+use crate::backend::openvino::OpenVino;
 use crate::backend::ort::OrtCpu;
 #[cfg(feature = "tract")]
 use crate::backend::tract::Tract;
@@ -36,8 +37,8 @@ impl Differential {
 }
 
 impl Differential {
-    /// A finding folder's files: the model, and ONNX Runtime's `repro.py` when the backend
-    /// runs from a Python wheel.
+    /// A finding folder's files: the model, and a `repro.py` when the backend runs from a
+    /// Python wheel.
     fn finding_files(
         &self,
         model: &OnnxModel,
@@ -47,8 +48,9 @@ impl Differential {
         envelope: Option<&Envelope>,
     ) -> Artifacts {
         let mut files = vec![(MODEL.to_string(), model.bytes.clone())];
-        if self.pipeline.backend.python_repro() {
-            let script = repro_py(model, case, finding, culprits, envelope);
+        if let Some(runner) = self.pipeline.backend.python_runner() {
+            let levels = self.pipeline.backend.levels();
+            let script = repro_py(runner, levels, model, case, finding, culprits, envelope);
             files.push(("repro.py".to_string(), script.into_bytes()));
         }
         files
@@ -70,6 +72,16 @@ impl FuzzTarget for Differential {
 
     fn decode(&self, bytes: &[u8]) -> Option<TestCase> {
         Some(self.pipeline.prepare(bytes))
+    }
+
+    fn newest_env(&self) -> super::NewestEnv {
+        match self.pipeline.backend.python_runner() {
+            Some(runner) => super::NewestEnv {
+                python_path: (runner.python_path)(),
+                release: format!("{} {}", runner.import, runner.newest),
+            },
+            None => super::NewestEnv::onnx_runtime(),
+        }
     }
 
     fn run(&self, bytes: &[u8], edits: &[Edit], inflight: Option<&Path>) -> TargetRun {
@@ -182,6 +194,13 @@ pub fn build_tract(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String>
 #[cfg(not(feature = "tract"))]
 pub fn build_tract(_config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     Err(crate::backend::WITHOUT_TRACT.into())
+}
+
+/// `openvino_cpu`: a generated model through OpenVINO's ONNX frontend and CPU plugin at
+/// every level of [`crate::backend::openvino::LEVELS`].
+pub fn build_openvino(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let pipeline = Pipeline::probed(Box::new(OpenVino::new()?), config.limits());
+    Ok(Box::new(Differential::new("openvino_cpu", pipeline)?))
 }
 
 /// `faulty`: ONNX Runtime's menu and pipeline over the fault-injecting wrapper (reliability

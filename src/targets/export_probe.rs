@@ -67,9 +67,10 @@ fn fingerprint() -> u64 {
 }
 
 fn cache_path() -> PathBuf {
-    // v2: with the element types per row; v3: probed on float arguments where the row takes them.
+    // v2: with the element types per row; v3: probed on float arguments where the row takes
+    // them; v4: the ops of the exported model's local functions read too.
     crate::paths::cache_dir().join(format!(
-        "torch-onnx-export-rows-v3-{:016x}.json",
+        "torch-onnx-export-rows-v4-{:016x}.json",
         fingerprint()
     ))
 }

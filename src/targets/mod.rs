@@ -487,6 +487,17 @@ pub static TARGETS: &[TargetInfo] = &[
         build: differential::build_tract,
     },
     TargetInfo {
+        name: "openvino_cpu",
+        backend: "openvino",
+        device: Device::Cpu,
+        input: Input::Graph { header: 0 },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "generated graphs through OpenVINO's ONNX frontend and CPU plugin (accuracy, performance and snippets levels, float32 precision), against the libtorch reference",
+        test_seconds: 10.0,
+        build: differential::build_openvino,
+    },
+    TargetInfo {
         name: "ort_load",
         backend: "ort",
         device: Device::Cpu,
@@ -792,9 +803,21 @@ mod tests {
     }
 
     #[test]
-    fn fifteen_fuzz_binaries_each_with_a_known_backend() {
-        let binaries = TARGETS.iter().filter(|t| t.fuzz_binary).count();
-        assert_eq!(binaries, 15);
+    fn every_fuzz_binary_has_its_file_and_a_known_backend() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/fuzz_targets");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter_map(|p| Some(p.file_stem()?.to_str()?.to_string()))
+            .collect();
+        files.sort();
+        let mut binaries: Vec<String> = TARGETS
+            .iter()
+            .filter(|t| t.fuzz_binary)
+            .map(|t| t.name.to_string())
+            .collect();
+        binaries.sort();
+        assert_eq!(files, binaries);
         for t in TARGETS {
             let program = matches!(
                 t.backend,

@@ -400,14 +400,18 @@ def _ort_cpu_kernels():
 
 def _ort_cpu_types(model, data):
     """The element types (torch names) ONNX Runtime's CPU kernel table registers, at the
-    model's opsets, for every op of `model`'s graph that reads the data: whose first input
+    model's opsets, for every op of `model`'s graph (local functions inlined) that reads the data: whose first input
     has element type `data` (a torch name: the probed row's argument type; ops on masks,
     indices or shapes say nothing about the data's types); float16 always, since ONNX
     Runtime casts float16 ops without a kernel to float32 itself. None when no such op is
     in the table."""
     import onnx
+    import onnx.inliner
 
     kernels = _ort_cpu_kernels()
+    # The exporter writes some rows as local functions (hardswish calls HardSigmoid, mish
+    # Softplus): inlined, their ops are read like the graph's own.
+    model = onnx.inliner.inline_local_functions(model)
     graph = onnx.shape_inference.infer_shapes(model).graph
     typed = {v.name: v.type.tensor_type.elem_type for v in [*graph.input, *graph.value_info, *graph.output]}
     typed.update({t.name: t.data_type for t in graph.initializer})

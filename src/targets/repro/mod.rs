@@ -1,9 +1,10 @@
-//! Standalone `repro.py` scripts: ONNX Runtime's ([`ort`]), and those of the Python-hosted
-//! targets below, which need only torch (TorchScript, torch.compile) or tvm and onnx (TVM),
+//! Standalone `repro.py` scripts: those of ONNX models on a backend with a Python package
+//! ([`model`]), and those of the Python-hosted targets below, which need only torch
+//! (TorchScript, torch.compile) or tvm and onnx (TVM),
 //! hold the inputs inline as little-endian hex, and fail (an assertion or the compiler's own
 //! exception) while the bug is there.
 
-pub mod ort;
+pub mod model;
 
 use super::torch_compile::Mode;
 use crate::ir::{ScalarType, Tensor};

@@ -33,7 +33,10 @@ pub struct Capabilities {
     pub broken: Vec<(Triple, String)>,
 }
 
+mod forked;
+
 /// The result of probing one triple.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 enum Probe {
     Supported,
     Unsupported,
@@ -61,8 +64,18 @@ fn triple(spec: SpecId, sig: &crate::ops::Sig, class: &str) -> Triple {
     )
 }
 
+/// Which levels a probe compiles at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The unoptimized level and the top one.
+    Ends,
+    /// The unoptimized level only: whether the backend supports the triple at all, when the
+    /// top level killed the process (a crash there is a campaign's finding, not a capability).
+    Unoptimized,
+}
+
 /// Probes one triple on a few single-op models.
-fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
+fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice, scope: Scope) -> Probe {
     let menu = Menu::from_entries(vec![MenuEntry {
         spec,
         choices: vec![choice.clone()],
@@ -89,6 +102,9 @@ fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
         let inputs: Vec<&crate::ir::Tensor> =
             model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
         let mut levels = vec![0, backend.levels().len() - 1];
+        if scope == Scope::Unoptimized {
+            levels.truncate(1);
+        }
         levels.dedup();
         for level in levels {
             match backend.probe(&model, &inputs, level) {
@@ -107,9 +123,30 @@ fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice) -> Probe {
 }
 
 impl Capabilities {
-    /// Probes every triple of the registry on `backend`.
+    /// Probes every triple of the registry on `backend`: in this process, or in forked
+    /// children when the backend asks for it ([`Backend::probe_in_child`]).
     pub fn probe(backend: &dyn Backend) -> Capabilities {
         let all = Menu::everything();
+        let probes: Vec<(Triple, SpecId, &Choice)> = all
+            .entries
+            .iter()
+            .flat_map(|entry| {
+                entry
+                    .choices
+                    .iter()
+                    .map(move |c| (triple(entry.spec, &c.sig, c.class), entry.spec, c))
+            })
+            .collect();
+        let results: Vec<(Triple, Probe)> = if backend.probe_in_child() {
+            forked::probe_all(&probes, |spec, choice, scope| {
+                probe_one(backend, spec, choice, scope)
+            })
+        } else {
+            probes
+                .iter()
+                .map(|(t, spec, c)| (t.clone(), probe_one(backend, *spec, c, Scope::Ends)))
+                .collect()
+        };
         let mut caps = Capabilities {
             backend: backend.version(),
             registry_fingerprint: registry_fingerprint(),
@@ -117,21 +154,16 @@ impl Capabilities {
             unsupported: BTreeSet::new(),
             broken: Vec::new(),
         };
-        for entry in &all.entries {
-            for c in &entry.choices {
-                let t = triple(entry.spec, &c.sig, c.class);
-                match probe_one(backend, entry.spec, c) {
-                    Probe::Supported => {
-                        caps.supported.insert(t);
-                    }
-                    Probe::Unsupported => {
-                        caps.unsupported.insert(t);
-                    }
-                    Probe::Broken(message) => {
-                        caps.broken.push((t, message));
-                    }
-                    Probe::NotInstantiated => {}
+        for (t, result) in results {
+            match result {
+                Probe::Supported => {
+                    caps.supported.insert(t);
                 }
+                Probe::Unsupported => {
+                    caps.unsupported.insert(t);
+                }
+                Probe::Broken(message) => caps.broken.push((t, message)),
+                Probe::NotInstantiated => {}
             }
         }
         caps

@@ -1,8 +1,10 @@
-//! The ONNX Runtime reproducer: a standalone `repro.py` needing only onnxruntime and numpy,
-//! with the model beside it as `model.onnx`, the feeds inline, and (with a precision
+//! The reproducer of an ONNX-model finding: a standalone `repro.py` needing only the
+//! compiler's Python package (ONNX Runtime's, OpenVINO's: the backend's [`PythonRunner`]) and
+//! numpy, with the model beside it as `model.onnx`, the feeds inline, and (with a precision
 //! envelope) the exact float64 results and the deviations rounding allows.
 
 use crate::backend::bisect::Culprits;
+use crate::backend::PythonRunner;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
 use crate::ir::{Tensor, TensorType};
@@ -10,34 +12,34 @@ use crate::oracle::{Finding, FindingKind};
 use crate::reference::envelope::Envelope;
 use base64::Engine;
 
-/// A standalone reproducer for a backend process that died: each ONNX Runtime level runs in
-/// a child Python process (with a timeout), and the script prints which level died and how.
-fn death_repro_py(finding: &Finding, feeds: &str) -> String {
+/// A standalone reproducer for a backend process that died: each level runs in a child
+/// Python process (with a timeout), and the script prints which level died and how.
+fn death_repro_py(
+    runner: &PythonRunner,
+    levels: &[&str],
+    finding: &Finding,
+    feeds: &str,
+) -> String {
     format!(
         r#"#!/usr/bin/env python3
 """dlcfuzz finding: {signature}
-Runs model.onnx at every ONNX Runtime optimization level, each in its own process, and
-prints the levels whose process dies (signal), hangs (timeout) or fails."""
+Runs model.onnx at every {import} level, each in its own process, and prints the levels
+whose process dies (signal), hangs (timeout) or fails."""
 import base64, os, subprocess, sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "model.onnx")
 FEEDS = {{
 {feeds}
 }}
-LEVELS = ["ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"]
 
-def child(level):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"])
-    sess.run(None, FEEDS)
-
+{run}
 def main():
+    import {import}
+    print("release: {import}", {version})
     died = 0
-    for level in LEVELS:
+    for level in {levels:?}:
         try:
             p = subprocess.run([sys.executable, __file__, "--child", level], timeout=60, capture_output=True, text=True)
         except subprocess.TimeoutExpired:
@@ -57,11 +59,14 @@ def main():
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child(sys.argv[2])
+        run(sys.argv[2])
     else:
         sys.exit(main())
 "#,
         signature = finding.signature.replace('"', "'"),
+        import = runner.import,
+        version = runner.version,
+        run = runner.run,
     )
 }
 
@@ -75,9 +80,12 @@ fn python_tensor(t: &Tensor) -> String {
     )
 }
 
-/// A standalone Python reproducer needing only onnxruntime and numpy; with `culprits`, it
-/// also shows that disabling them makes the failure go away.
+/// A standalone Python reproducer needing only the compiler's package (run as `runner` says,
+/// at the backend's `levels`) and numpy; with `culprits`, it also shows that disabling them
+/// makes the failure go away.
 pub fn repro_py(
+    runner: &PythonRunner,
+    levels: &[&str],
     model: &OnnxModel,
     case: &TestCase,
     finding: &Finding,
@@ -94,27 +102,28 @@ pub fn repro_py(
         FindingKind::Crash | FindingKind::Hang | FindingKind::OutOfMemory
     ) && finding.level == "process"
     {
-        return death_repro_py(finding, &feeds.join("\n"));
+        return death_repro_py(runner, levels, finding, &feeds.join("\n"));
     }
-    let level = match finding.level.as_str() {
-        "disable" => "ORT_DISABLE_ALL",
-        "basic" => "ORT_ENABLE_BASIC",
-        "extended" => "ORT_ENABLE_EXTENDED",
-        _ => "ORT_ENABLE_ALL",
+    let unoptimized = levels[0];
+    let level = if levels.contains(&finding.level.as_str()) {
+        finding.level.as_str()
+    } else {
+        levels[levels.len() - 1]
     };
     let expected = python_expected(envelope, model.outputs.len());
     format!(
         r#"#!/usr/bin/env python3
 """dlcfuzz finding: {signature}
-Runs model.onnx with optimizations disabled and at level '{level_name}', and judges each run
-against EXPECTED: the exact result (every float computed in float64) with, per element, how
-far rounding alone can move it (ALLOWED, from dlcfuzz's precision analysis of every legal
-evaluation order and precision). Exit status 1 when the bug shows, 0 when it does not."""
+Runs model.onnx with {import} at its least optimized level '{unoptimized}' and at level
+'{level}', and judges each run against EXPECTED: the exact result (every float computed in
+float64) with, per element, how far rounding alone can move it (ALLOWED, from dlcfuzz's
+precision analysis of every legal evaluation order and precision). Exit status 1 when the
+bug shows, 0 when it does not."""
 import base64, os, sys
 import numpy as np
-import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "model.onnx")
 FEEDS = {{
 {feeds}
 }}
@@ -124,16 +133,10 @@ FEEDS = {{
 # An empty list: no exact result is known, and the unoptimized run is the reference.
 EXPECTED = {expected}
 
-# Culprit transformers from bisect.py (empty: not bisected).
+# Culprit optimizations from bisection (empty: not bisected).
 CULPRITS = {culprits}
 
-def run(level, disabled=()):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = level
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(HERE, "model.onnx"), so, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled))
-    return sess.run(None, FEEDS)
-
+{run}
 def wrong(got, ref):
     """Where `got` strays from the exact result farther than rounding explains (or, with no
     exact result, from `ref` beyond 1e-3)."""
@@ -165,30 +168,32 @@ def failure(ref, level, disabled=()):
     return f"WRONG RESULT: {{found}}" if found else None
 
 def main():
-    print("onnxruntime", ort.__version__)
+    import {import}
+    print("release: {import}", {version})
     try:
-        ref = run(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        ref = run("{unoptimized}")
     except Exception as e:  # a crash of the unoptimized run itself
-        print("unoptimized: FAILURE:", e)
+        print("{unoptimized}: FAILURE:", e)
         return 1
     unoptimized = wrong(ref, ref)
-    print("unoptimized:", unoptimized or "right")
-    level = ort.GraphOptimizationLevel.{level}
-    found = unoptimized if "{level_name}" == "disable" else failure(ref, level)
+    print("{unoptimized}:", unoptimized or "right")
+    found = unoptimized if "{level}" == "{unoptimized}" else failure(ref, "{level}")
     if found is None:
-        print("at level {level_name}: right: not reproduced")
+        print("at level {level}: right: not reproduced")
         return 0
-    print("at level {level_name}:", found)
+    print("at level {level}:", found)
     if CULPRITS:
-        again = failure(ref, level, CULPRITS)
+        again = failure(ref, "{level}", CULPRITS)
         print("with the culprits", CULPRITS, "disabled:", again or "the failure is gone")
     return 1
 
 if __name__ == "__main__":
     sys.exit(main())
 "#,
+        import = runner.import,
+        version = runner.version,
+        run = runner.run,
         signature = finding.signature.replace('"', "'"),
-        level_name = finding.level,
         feeds = feeds.join("\n"),
         culprits = serde_json::to_string(&culprits.map_or(&[][..], |c| c.culprits.as_slice()))
             .expect("strings serialize"),
