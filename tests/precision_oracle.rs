@@ -201,7 +201,7 @@ fn a_finding_repro_runs_without_dlcfuzz_and_judges_against_the_exact_result() {
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         assert!(!check.live, "{}: {}", dir.display(), check.output);
         assert!(
-            check.output.contains("unoptimized: right"),
+            check.output.contains("unoptimized (disable): right"),
             "{}",
             check.output
         );

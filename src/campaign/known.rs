@@ -31,6 +31,8 @@ pub enum System {
     Onnxscript,
     /// onnx/onnx (the specification and its reference implementation).
     Onnx,
+    /// openvinotoolkit/openvino.
+    Openvino,
 }
 
 /// The state of the upstream issue when the row was last checked.
@@ -275,6 +277,7 @@ fn newest_env(system: System) -> Option<crate::targets::NewestEnv> {
     match system {
         System::Onnxruntime => Some(crate::targets::NewestEnv::onnx_runtime()),
         System::Tract => None,
+        System::Openvino => Some(crate::targets::NewestEnv::openvino()),
         System::Tvm | System::Pytorch | System::Onnxscript | System::Onnx => Some(
             crate::targets::NewestEnv::python_compilers("the newest in .deps/python"),
         ),

@@ -316,6 +316,7 @@ struct PoolAxis {
     stride: i64,
     dilation: i64,
     pad_begin: i64,
+    pad_end: i64,
     out: i64,
 }
 
@@ -358,6 +359,7 @@ fn pool_axes(op: &crate::ir::graph::OpNode, x: &[usize]) -> Vec<PoolAxis> {
                 stride: s,
                 dilation: d,
                 pad_begin: pb,
+                pad_end: pe,
                 out,
             })
         })
@@ -377,6 +379,20 @@ fn all_padding_window(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
                 let start = o * a.stride - a.pad_begin;
                 (0..a.kernel).all(|j| !(0..a.len).contains(&(start + j * a.dilation)))
             })
+        })
+}
+
+/// Whether a ceil-mode AveragePool that counts padding has a last window reaching past the
+/// end padding. "count_include_pad: Whether include pad pixels when calculating values for
+/// the edges" says nothing of the taps beyond the explicit pads that only ceil mode creates:
+/// ONNX Runtime divides by the taps inside input and pads, `onnx.reference` and OpenVINO each
+/// by another count (seen on one window: -0.406, -0.510 and -0.271).
+fn ceil_window_past_end_padding(op: &crate::ir::graph::OpNode, x: &[usize]) -> bool {
+    pool_int(op, "ceil_mode") == 1
+        && pool_int(op, "count_include_pad") == 1
+        && pool_axes(op, x).iter().any(|a| {
+            let last_tap = (a.out - 1) * a.stride - a.pad_begin + a.dilation * (a.kernel - 1);
+            last_tap >= a.len + a.pad_end
         })
 }
 
@@ -449,6 +465,9 @@ pub fn ambiguous(
             if in_dtype == DType::F64 && int_attr(&op.attrs.named, "stash_type", 1) == 1 =>
         {
             Some("LayerNormalization: float64 with stage one stashed in float32 (function body vs onnx.reference)")
+        }
+        "AveragePool" if ceil_window_past_end_padding(op, &graph.ty(*first).shape) => {
+            Some("AveragePool: a ceil-mode window past the end padding with count_include_pad=1 (its divisor is unspecified)")
         }
         // MaxPool/AveragePool ceil_mode: the output length depends on the opset's rule.
         "MaxPool" | "AveragePool"
@@ -646,5 +665,31 @@ mod tests {
             &pool(vec![0, 0]),
             &[1, 1, 4]
         ));
+    }
+
+    #[test]
+    fn a_ceil_mode_average_window_past_the_end_padding_is_ambiguous_when_pads_count() {
+        let pool = |count_include_pad: i64| crate::ir::graph::OpNode {
+            spec: spec_id("AveragePool").unwrap(),
+            sig: Sig::uniform(DType::F32, 1),
+            attrs: Attrs {
+                named: vec![
+                    ("kernel_shape".into(), AttrValue::Ints(vec![3])),
+                    ("strides".into(), AttrValue::Ints(vec![3])),
+                    ("pads".into(), AttrValue::Ints(vec![0, 1])),
+                    ("ceil_mode".into(), AttrValue::Int(1)),
+                    (
+                        "count_include_pad".into(),
+                        AttrValue::Int(count_include_pad),
+                    ),
+                ],
+                ..Attrs::default()
+            },
+        };
+        // Length 4, pads (0, 1): ceil gives 2 windows, the last covering 3, 4 (the pad) and
+        // 5 (past it). At length 5 the last window ends exactly on the pad.
+        assert!(ceil_window_past_end_padding(&pool(1), &[1, 1, 4]));
+        assert!(!ceil_window_past_end_padding(&pool(0), &[1, 1, 4]));
+        assert!(!ceil_window_past_end_padding(&pool(1), &[1, 1, 5]));
     }
 }

@@ -200,6 +200,14 @@ impl NewestEnv {
         }
     }
 
+    /// The newest OpenVINO wheel (`scripts/setup.sh --openvino`), with numpy beside it.
+    pub fn openvino() -> NewestEnv {
+        NewestEnv {
+            python_path: crate::paths::openvino_dir(),
+            release: format!("openvino {}", crate::backend::openvino::NEWEST),
+        }
+    }
+
     /// The Python-hosted compilers' environment (the newest torch and TVM that
     /// `scripts/setup.sh --python-compilers` installs), where `release` is tested.
     pub fn python_compilers(release: &str) -> NewestEnv {

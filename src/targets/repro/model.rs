@@ -173,10 +173,10 @@ def main():
     try:
         ref = run("{unoptimized}")
     except Exception as e:  # a crash of the unoptimized run itself
-        print("{unoptimized}: FAILURE:", e)
+        print("unoptimized ({unoptimized}): FAILURE:", e)
         return 1
     unoptimized = wrong(ref, ref)
-    print("{unoptimized}:", unoptimized or "right")
+    print("unoptimized ({unoptimized}):", unoptimized or "right")
     found = unoptimized if "{level}" == "{unoptimized}" else failure(ref, "{level}")
     if found is None:
         print("at level {level}: right: not reproduced")
