@@ -2,7 +2,7 @@
 # OSS-Fuzz / ClusterFuzzLite build for dlcfuzz: every fuzz target, runnable from $OUT alone.
 #
 # Builds every cargo-fuzz target with `cargo fuzz build -O` and puts into $OUT:
-#   - each target binary (`cargo fuzz list`: all 16; the CUDA ones end at start-up saying
+#   - each target binary (`cargo fuzz list`: all 17; the CUDA ones end at start-up saying
 #     they need a device, as a cluster bot has none);
 #   - <target>_seed_corpus.zip from corpus/<target>/;
 #   - <target>.options from fuzz/ (derived from the target registry: the time limit of one

@@ -27,6 +27,7 @@ mkdir -p "$deps"
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 ort_newest=1.32.0
+openvino_newest=2026.4.1
 ort_version="${DLCFUZZ_ORT_VERSION:-$ort_newest}"
 python_compilers="${DLCFUZZ_PYTHON_COMPILERS:-0}"
 openvino="${DLCFUZZ_OPENVINO:-0}"
@@ -96,10 +97,10 @@ fi
 py_env="$root/.deps/python"
 torch_newest=2.15.0
 have_python_env() {
-  PYTHONPATH="$py_env" python3 - "$torch_newest" "$ort_newest" "$@" <<'PY' 2>/dev/null
+  PYTHONPATH="$py_env" python3 - "$torch_newest" "$ort_newest" "$openvino_newest" "$@" <<'PY' 2>/dev/null
 import importlib.metadata as m, sys
 want = {"torch": sys.argv[1], "apache-tvm": "0.27.0.post1", "onnx": None,
-        "onnxscript": None, "onnxruntime": sys.argv[2]}
+        "onnxscript": None, "onnxruntime": sys.argv[2], "openvino": sys.argv[3]}
 for name, version in want.items():
     if m.version(name) != (version or m.version(name)):
         sys.exit(1)
@@ -108,16 +109,16 @@ if "--import" in sys.argv:
 PY
 }
 if [ "$python_compilers" = 1 ] && ! have_python_env; then
-  log "installing torch==$torch_newest, apache-tvm==0.27.0.post1, onnx, onnxscript and onnxruntime==$ort_newest into .deps/python (about 5 GB)"
+  log "installing torch==$torch_newest, apache-tvm==0.27.0.post1, onnx, onnxscript, onnxruntime==$ort_newest and openvino==$openvino_newest (torch.compile's openvino backend) into .deps/python (about 5 GB)"
   python3 -m pip install --disable-pip-version-check --quiet --upgrade --target "$py_env" \
-    "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx onnxscript "onnxruntime==$ort_newest"
+    "torch==$torch_newest" apache-tvm==0.27.0.post1 onnx onnxscript "onnxruntime==$ort_newest" \
+    "openvino==$openvino_newest"
   have_python_env --import || { log "torch/tvm/onnx/onnxscript/onnxruntime do not import from .deps/python after pip install"; exit 1; }
 fi
 
 # OpenVINO (the openvino_cpu target): the wheel and numpy, without the wheel's other
 # dependencies (the C library needs none; a finding's repro.py needs numpy). Only when asked
 # for, when the command names an openvino target, or for the tests (which cover every target).
-openvino_newest=2026.4.1
 case " $* " in
   *openvino*|*" test "*) openvino=1 ;;
 esac

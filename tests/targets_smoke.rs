@@ -217,6 +217,14 @@ fn torch_compile_cpu_target_runs_mostly_valid_cases() {
     assert!(valid >= 0.9, "valid fraction {valid}");
 }
 
+/// torch.compile with OpenVINO's backend (CPU): 30 random inputs plus the seeds (about a
+/// second a test).
+#[test]
+fn torch_compile_openvino_target_runs_mostly_valid_cases() {
+    let valid = differential("torch_compile_openvino", 30, 31);
+    assert!(valid >= 0.9, "valid fraction {valid}");
+}
+
 /// The PyTorch ONNX exporter with ONNX Runtime: 60 random inputs plus the seeds (an export
 /// takes about a second).
 #[test]

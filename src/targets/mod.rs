@@ -567,6 +567,19 @@ pub static TARGETS: &[TargetInfo] = &[
         build: torch_compile::build_cpu,
     },
     TargetInfo {
+        name: "torch_compile_openvino",
+        backend: "torch_compile",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: 1 + crate::mutate::program::PLAN_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "torch_compile_cpu's programs and modes, eager vs torch.compile(backend=\"openvino\") (OpenVINO's PyTorch frontend and CPU plugin, float32 precision) in the Python host",
+        test_seconds: 120.0,
+        build: torch_compile::build_openvino,
+    },
+    TargetInfo {
         name: "torch_compile_cuda",
         backend: "torch_compile",
         device: Device::Cuda,

@@ -93,16 +93,59 @@ impl Mode {
         )
     }
 
-    /// The host's compile spec for `backend` with Inductor `config` patched.
-    fn compile(&self, backend: &str, config: &Value) -> Value {
+    /// The host's compile spec for `backend` with its `options` and Inductor `config`
+    /// patched.
+    fn compile(&self, backend: &str, options: &Value, config: &Value) -> Value {
         let batches: &[usize] = if self.recompile { &BATCHES } else { &[] };
-        json!({"backend": backend, "dynamic": self.dynamic, "batches": batches, "config": config})
+        json!({"backend": backend, "options": options, "dynamic": self.dynamic,
+               "batches": batches, "config": config})
+    }
+}
+
+/// The `torch.compile` backend under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compiler {
+    /// Inductor, PyTorch's own (C++ kernels on the CPU, Triton on CUDA).
+    Inductor,
+    /// OpenVINO's backend (`backend="openvino"`, registered by the `openvino` package), on the
+    /// CPU at float32 inference precision: its default is bf16 on CPUs with avx512_bf16 or
+    /// AMX, a documented precision trade.
+    OpenVino,
+}
+
+impl Compiler {
+    /// Its `torch.compile(backend=...)` name.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Compiler::Inductor => "inductor",
+            Compiler::OpenVino => "openvino",
+        }
+    }
+
+    /// Its `torch.compile(options=...)`, as JSON (`null`: none).
+    pub fn options(self) -> Value {
+        match self {
+            Compiler::Inductor => Value::Null,
+            Compiler::OpenVino => {
+                json!({"device": "CPU", "config": {"INFERENCE_PRECISION_HINT": "f32"}})
+            }
+        }
+    }
+
+    /// [`options`](Self::options) as a Python literal, for `repro.py`.
+    pub fn python_options(self) -> String {
+        match self.options() {
+            Value::Null => "None".into(),
+            options => options.to_string(),
+        }
     }
 }
 
 /// A torch.compile test setup.
 pub struct TorchCompileHarness {
     info: &'static TargetInfo,
+    /// The backend under test.
+    pub compiler: Compiler,
     /// Where programs come from.
     pub source: SurfaceSource,
     /// `cpu` or `cuda`.
@@ -182,6 +225,15 @@ pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     Ok(Box::new(TorchCompileHarness::on("cpu", config.max_nodes)?))
 }
 
+/// `torch_compile_openvino`: eager vs `torch.compile(backend="openvino")` on the CPU.
+pub fn build_openvino(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    Ok(Box::new(TorchCompileHarness::with(
+        Compiler::OpenVino,
+        "cpu",
+        config.max_nodes,
+    )?))
+}
+
 /// `torch_compile_cuda`: eager vs `torch.compile` (Inductor, Triton) on CUDA device 0; fails
 /// naming what is missing when torch sees no CUDA device.
 pub fn build_cuda(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
@@ -192,19 +244,38 @@ impl TorchCompileHarness {
     /// torch.compile on `device` (`cpu`: Inductor's C++ backend; `cuda`: Triton) with
     /// programs of at most `max_ops` operators, or why the host cannot run it.
     pub fn on(device: &'static str, max_ops: usize) -> Result<TorchCompileHarness, String> {
+        Self::with(Compiler::Inductor, device, max_ops)
+    }
+
+    /// torch.compile with `compiler` on `device`, programs of at most `max_ops` operators.
+    pub fn with(
+        compiler: Compiler,
+        device: &'static str,
+        max_ops: usize,
+    ) -> Result<TorchCompileHarness, String> {
         let config = HostConfig::local(request_timeout()).covering(coverage::TORCH);
         let mut host = PythonHost::new(config);
         let versions = host.versions(&["torch"])?;
+        if compiler == Compiler::OpenVino {
+            host.versions(&["openvino"]).map_err(|e| format!(
+                "torch_compile_openvino needs the openvino package beside torch in .deps/python (scripts/setup.sh --python-compilers installs it): {e}"
+            ))?;
+        }
         if device == "cuda" && versions["torch_cuda"].as_bool() != Some(true) {
             return Err("torch_compile_cuda needs a CUDA device, and torch in the Python host sees none (torch.cuda.is_available() is false)".into());
         }
-        if device == "cpu" {
+        if device == "cpu" && compiler == Compiler::Inductor {
             host.inductor_cxx().map_err(|e| format!(
                 "torch_compile_cpu needs the C++ compiler Inductor builds its kernels with (g++, or $CXX), and the Python host finds none ({e}); a fuzzing cluster's runner image needs g++ installed"
             ))?;
         }
+        let name = match compiler {
+            Compiler::Inductor => format!("torch_compile_{device}"),
+            Compiler::OpenVino => "torch_compile_openvino".to_string(),
+        };
         Ok(TorchCompileHarness {
-            info: super::by_name(&format!("torch_compile_{device}"))?,
+            info: super::by_name(&name)?,
+            compiler,
             source: SurfaceSource::new(max_ops, COMPONENTS),
             device,
             torch_version: versions["torch"].as_str().unwrap_or("?").to_string(),
@@ -241,7 +312,7 @@ impl TorchCompileHarness {
     /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
     fn finding_files(&self, test: &SurfaceTest, mode: Mode) -> Artifacts {
         let source = render(&test.program, Dialect::Python);
-        let repro = repro::torch_compile(&source, &test.inputs(), mode, self.device);
+        let repro = repro::torch_compile(&source, &test.inputs(), mode, self.device, self.compiler);
         vec![
             ("program.py".to_string(), source.into_bytes()),
             ("repro.py".to_string(), repro.into_bytes()),
@@ -282,6 +353,17 @@ impl TorchCompileHarness {
         test.request(source, self.device, extra)
     }
 
+    /// The compile spec of `backend` in `mode` with Inductor `config` patched: the backend
+    /// under test gets its options, the others (`aot_eager`) none.
+    fn compile_spec(&self, mode: Mode, backend: &str, config: &Value) -> Value {
+        let options = if backend == self.compiler.backend() {
+            self.compiler.options()
+        } else {
+            Value::Null
+        };
+        mode.compile(backend, &options, config)
+    }
+
     /// Eager vs compiled.
     fn judge(&self, test: &SurfaceTest, mode: Mode) -> Verdict {
         let source = render(&test.program, Dialect::Python);
@@ -289,7 +371,7 @@ impl TorchCompileHarness {
             test,
             &source,
             mode,
-            json!({"compile": mode.compile("inductor", &json!({}))}),
+            json!({"compile": self.compile_spec(mode, self.compiler.backend(), &json!({}))}),
         );
         let response = match self.timed_call(&mode.label(), &request) {
             Ok(r) => r,
@@ -372,7 +454,7 @@ impl TorchCompileHarness {
         detail: String,
     ) -> Verdict {
         let component = if self.agrees_with(test, mode, name, Some(k), "aot_eager", &json!({})) {
-            "inductor"
+            self.compiler.backend()
         } else {
             "dynamo-or-aot"
         };
@@ -441,7 +523,7 @@ impl TorchCompileHarness {
             test,
             &source,
             mode,
-            json!({"compile": mode.compile(backend, config)}),
+            json!({"compile": self.compile_spec(mode, backend, config)}),
         );
         let Ok(response) = self.timed_call("localize", &request) else {
             return false;
@@ -449,7 +531,7 @@ impl TorchCompileHarness {
         let Ok(named) = runs(&response) else {
             return false;
         };
-        let same_call = name.replacen("inductor", backend, 1);
+        let same_call = name.replacen(self.compiler.backend(), backend, 1);
         let types = run_dtypes(&response, 0);
         let (Some((_, Run::Outputs(eager))), Some((index, (_, Run::Outputs(o))))) = (
             named.first(),

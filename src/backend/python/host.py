@@ -310,8 +310,9 @@ def _program(req, blobs):
 
 def torch_program(req, blobs):
     """Runs a torch program: eager and the conditioning runs of `_program`; then, with
-    `compile` ({backend, dynamic, batches, config}): torch.compile of `main` called once (no
-    batches) or of a batched `main` on each batch size, Inductor's `config` patched."""
+    `compile` ({backend, options, dynamic, batches, config}): torch.compile of `main` (with the
+    backend's `options`) called once (no batches) or of a batched `main` on each batch size,
+    Inductor's `config` patched."""
     torch, runs, main, xs = _program(req, blobs)
     spec = req.get("compile")
     if main is not None and spec:
@@ -323,7 +324,8 @@ def torch_program(req, blobs):
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
         fn = _batched(main) if batches else main
-        compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")))
+        compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")),
+                                 options=spec.get("options") or None)
         # Inductor compiles on the first call: the patch must cover the calls.
         patch = spec.get("config") or {}
         with inductor_config.patch(patch) if patch else contextlib.nullcontext():

@@ -6,7 +6,7 @@
 
 pub mod model;
 
-use super::torch_compile::Mode;
+use super::torch_compile::{Compiler, Mode};
 use crate::ir::{ScalarType, Tensor};
 use std::fmt::Write;
 
@@ -66,14 +66,15 @@ pub fn torch_compile(
     inputs: &[(&Tensor, ScalarType)],
     mode: Mode,
     device: &str,
+    compiler: Compiler,
 ) -> String {
     let py = |b: bool| if b { "True" } else { "False" };
     let values: Vec<&Tensor> = inputs.iter().map(|(t, _)| *t).collect();
     let types: Vec<&str> = inputs.iter().map(|(_, s)| s.torch_name()).collect();
     format!(
         r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled, each output within
-its type's tolerance. Usage: python3 repro.py [backend] (inductor by default; aot_eager
-tells Inductor's bugs from Dynamo's and AOT Autograd's)."""
+its type's tolerance. Usage: python3 repro.py [backend] ({backend} by default; aot_eager
+tells the backend's bugs from Dynamo's and AOT Autograd's)."""
 import sys
 
 import numpy as np
@@ -87,7 +88,8 @@ print("release: torch", torch.__version__)
 TYPES = {types:?}
 DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
 {tolerance}
-backend = sys.argv[1] if len(sys.argv) > 1 else "inductor"
+backend = sys.argv[1] if len(sys.argv) > 1 else "{backend}"
+options = {options} if backend == "{backend}" else None
 xs = [torch.from_numpy(a).to(getattr(torch, t)).to("{device}") for a, t in zip(arrays, TYPES)]
 
 
@@ -120,12 +122,12 @@ def compare(name, want, got):
 def check():
     eager = run(main)
     if RECOMPILE:
-        compiled = torch.compile(batched, backend=backend, dynamic=DYNAMIC)
+        compiled = torch.compile(batched, backend=backend, dynamic=DYNAMIC, options=options)
         for batch in (1, 2):
             result = compiled(*[torch.stack([x] * batch) for x in xs])
             compare(f"batch {{batch}}", eager, [r[batch - 1] for r in result])
     else:
-        compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC)))
+        compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC, options=options)))
 {verdict}"#,
         inputs = inputs_literal("arrays", &values),
         dynamic = py(mode.dynamic),
@@ -133,6 +135,8 @@ def check():
         recompile = py(mode.recompile),
         tolerance = tolerance_literal(),
         verdict = VERDICT,
+        backend = compiler.backend(),
+        options = compiler.python_options(),
     )
 }
 
