@@ -10,9 +10,9 @@
 //! specifics": <https://docs.openvino.ai/2024/openvino-workflow/running-inference/inference-devices-and-modes/cpu-device.html>).
 //!
 //! The same page lists the plugin's internal precisions: f32 (bf16, f16) for floats and i32
-//! for integers (plus quantized u8/i8). A float64 or 64-bit integer computation is therefore
-//! run in float32 or int32 by design, so [`OpenVino::probe`] reports ops that read those
-//! types as unsupported and the generator never draws them.
+//! for integers (plus quantized u8/i8). Float64 and the other integer types are therefore
+//! computed in another type by design ([`NARROWED`]), so [`OpenVino::probe`] reports ops that
+//! read them as unsupported and the generator never draws them.
 
 use super::{Backend, BackendError, ErrorClass, Stage};
 use crate::emit::onnx::OnnxModel;
@@ -202,8 +202,6 @@ fn element_type(dtype: DType) -> ElementType {
 pub fn is_unsupported(message: &str) -> bool {
     const SAYS: &[&str] = &[
         "does not support the following ONNX operations",
-        "Unsupported operation",
-        "is not supported",
         "not supported",
         "Unsupported",
         "unsupported",
@@ -309,7 +307,7 @@ def run(level, disabled=()):
         model.reshape({i: ov.PartialShape([-1] * len(p.get_partial_shape())) for i, p in enumerate(model.inputs)})
     compiled = core.compile_model(model, "CPU", {**COMMON, **LEVELS[level]})
     request = compiled.create_infer_request()
-    request.infer({name: value for name, value in FEEDS.items()})
+    request.infer(FEEDS)
     return [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
 "#,
 };

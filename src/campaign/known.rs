@@ -277,7 +277,9 @@ fn newest_env(system: System) -> Option<crate::targets::NewestEnv> {
     match system {
         System::Onnxruntime => Some(crate::targets::NewestEnv::onnx_runtime()),
         System::Tract => None,
-        System::Openvino => Some(crate::targets::NewestEnv::openvino()),
+        System::Openvino => Some(crate::targets::NewestEnv::of(
+            &crate::backend::openvino::PYTHON,
+        )),
         System::Tvm | System::Pytorch | System::Onnxscript | System::Onnx => Some(
             crate::targets::NewestEnv::python_compilers("the newest in .deps/python"),
         ),

@@ -1,5 +1,6 @@
 //! The differential ONNX targets (`ort_cpu`, `ort_cpu_patterns`, `ort_cpu_mutated`, `tract`,
-//! `openvino_cpu`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a [`FuzzTarget`].
+//! `openvino_cpu`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a
+//! [`FuzzTarget`].
 
 use super::repro::model::repro_py;
 use super::{Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
@@ -76,10 +77,7 @@ impl FuzzTarget for Differential {
 
     fn newest_env(&self) -> super::NewestEnv {
         match self.pipeline.backend.python_runner() {
-            Some(runner) => super::NewestEnv {
-                python_path: (runner.python_path)(),
-                release: format!("{} {}", runner.import, runner.newest),
-            },
+            Some(runner) => super::NewestEnv::of(runner),
             None => super::NewestEnv::onnx_runtime(),
         }
     }

@@ -200,11 +200,12 @@ impl NewestEnv {
         }
     }
 
-    /// The newest OpenVINO wheel (`scripts/setup.sh --openvino`), with numpy beside it.
-    pub fn openvino() -> NewestEnv {
+    /// Where a backend's `repro.py` finds the newest release of its Python package (the
+    /// runner's path and release).
+    pub fn of(runner: &crate::backend::PythonRunner) -> NewestEnv {
         NewestEnv {
-            python_path: crate::paths::openvino_dir(),
-            release: format!("openvino {}", crate::backend::openvino::NEWEST),
+            python_path: (runner.python_path)(),
+            release: format!("{} {}", runner.import, runner.newest),
         }
     }
 
@@ -501,7 +502,7 @@ pub static TARGETS: &[TargetInfo] = &[
         input: Input::Graph { header: 0 },
         constraint_levels: false,
         fuzz_binary: true,
-        summary: "generated graphs through OpenVINO's ONNX frontend and CPU plugin (accuracy, performance and snippets levels, float32 precision), against the libtorch reference",
+        summary: "generated graphs through OpenVINO's ONNX frontend and CPU plugin (accuracy, performance and dynamic-shape levels, float32 precision), against the libtorch reference",
         test_seconds: 10.0,
         build: differential::build_openvino,
     },

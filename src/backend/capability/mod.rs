@@ -1,6 +1,8 @@
 //! Capability probing: which (op, dtype signature, attribute class) triples a backend
 //! implements, learned from single-op models as NNSmith's dtype_test does, and cached on disk.
 
+mod forked;
+
 use super::{Backend, ErrorClass};
 use crate::emit::onnx::emit_plain as emit;
 use crate::gen::menu::{Choice, MenuEntry};
@@ -32,8 +34,6 @@ pub struct Capabilities {
     /// bug), with the message: reported, and kept out of generation.
     pub broken: Vec<(Triple, String)>,
 }
-
-mod forked;
 
 /// The result of probing one triple.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -101,11 +101,11 @@ fn probe_one(backend: &dyn Backend, spec: SpecId, choice: &Choice, scope: Scope)
         let model = emit(&case);
         let inputs: Vec<&crate::ir::Tensor> =
             model.inputs.iter().map(|(n, _)| &case.values[n]).collect();
-        let mut levels = vec![0, backend.levels().len() - 1];
-        if scope == Scope::Unoptimized {
-            levels.truncate(1);
-        }
-        levels.dedup();
+        let top = backend.levels().len() - 1;
+        let levels = match scope {
+            Scope::Ends if top > 0 => vec![0, top],
+            _ => vec![0],
+        };
         for level in levels {
             match backend.probe(&model, &inputs, level) {
                 // Unsupported, or rejected by the backend's schema check: not to generate.
