@@ -2,6 +2,7 @@
 //! implements, learned from single-op models as NNSmith's dtype_test does, and cached on disk.
 
 mod forked;
+pub mod pinned;
 
 use super::{Backend, ErrorClass};
 use crate::emit::onnx::emit_plain as emit;
@@ -178,15 +179,22 @@ impl Capabilities {
         ))
     }
 
-    /// Loads the cached table for `backend`, probing (and caching) when there is none.
+    /// Whether this table was probed on `backend` as it is now (same release, same registry).
+    fn fits(&self, backend: &dyn Backend) -> bool {
+        self.registry_fingerprint == registry_fingerprint() && self.backend == backend.version()
+    }
+
+    /// The table for `backend`: the pinned one when it fits ([`pinned`]), else the cached one,
+    /// else a fresh probe (cached).
     pub fn load_or_probe(backend: &dyn Backend) -> Capabilities {
+        if let Some(caps) = pinned::table(backend.name()).filter(|c| c.fits(backend)) {
+            return caps;
+        }
         let path = Self::cache_path(backend);
         if let Some(caps) = std::fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Capabilities>(&b).ok())
-            .filter(|c| {
-                c.registry_fingerprint == registry_fingerprint() && c.backend == backend.version()
-            })
+            .filter(|c| c.fits(backend))
         {
             return caps;
         }
