@@ -176,6 +176,15 @@ fn openvino_cpu_target_runs_mostly_valid_cases() {
 }
 
 #[test]
+fn openvino_cpu_patterns_target_runs_valid_cases_with_patterns() {
+    let valid = differential("openvino_cpu_patterns", 60, 25);
+    assert!(
+        valid >= 0.9,
+        "only {valid:.3} of the pattern cases are valid for OpenVINO"
+    );
+}
+
+#[test]
 fn ort_cpu_mutated_target_runs_valid_rewritten_cases() {
     let valid = differential("ort_cpu_mutated", 300, 24);
     assert!(

@@ -45,7 +45,8 @@ struct TargetArgs {
     max_nodes: usize,
     /// The pattern library of a pattern target (`builtin` or a file written by `dlcfuzz
     /// patterns extract`); given with another target, selects its pattern target
-    /// (`tvm_llvm_patterns` for TVM, else `ort_cpu_patterns`).
+    /// (`tvm_llvm_patterns` for TVM, `openvino_cpu_patterns` for OpenVINO, else
+    /// `ort_cpu_patterns`).
     #[arg(long)]
     patterns: Option<String>,
     /// Shorthand for `--target ort_cpu_mutated` (HirFuzz constraint levels and ONNX

@@ -201,6 +201,22 @@ pub fn build_openvino(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, Stri
     Ok(Box::new(Differential::new("openvino_cpu", pipeline)?))
 }
 
+/// `openvino_cpu_patterns`: `openvino_cpu` on seed graphs with the optimizer patterns of
+/// `ort_cpu_patterns` spliced in; OpenVINO's common transformations fuse many of the same
+/// subgraphs (GELU, layer and group normalization, attention, Conv-Add and MatMul-Add).
+pub fn build_openvino_patterns(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
+    let library = config.required_pattern_library()?;
+    let pipeline =
+        Pipeline::probed(Box::new(OpenVino::new()?), config.limits()).with_patterns(library);
+    Ok(Box::new(Differential::new(
+        OPENVINO_PATTERNS_TARGET,
+        pipeline,
+    )?))
+}
+
+/// OpenVINO's pattern target's name.
+pub const OPENVINO_PATTERNS_TARGET: &str = "openvino_cpu_patterns";
+
 /// `faulty`: ONNX Runtime's menu and pipeline over the fault-injecting wrapper (reliability
 /// tests; refuses to exist without `DLCFUZZ_ALLOW_FAULTS=1`).
 pub fn build_faulty(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {

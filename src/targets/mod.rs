@@ -317,11 +317,21 @@ pub struct TargetConfig {
     pub propagate_panics: bool,
 }
 
+/// The pattern targets: a seed graph with optimizer patterns spliced in, per compiler.
+const PATTERN_TARGETS: [&str; 3] = [
+    differential::PATTERNS_TARGET,
+    tvm::PATTERNS_TARGET,
+    differential::OPENVINO_PATTERNS_TARGET,
+];
+
 /// The pattern target that splices patterns for target `name`: TVM's for the TVM targets,
-/// else ONNX Runtime's.
+/// OpenVINO's for OpenVINO's, else ONNX Runtime's.
 pub fn pattern_target_for(name: &str) -> &'static str {
     match name {
         "tvm" | "tvm_llvm" | tvm::PATTERNS_TARGET => tvm::PATTERNS_TARGET,
+        "openvino" | "openvino_cpu" | differential::OPENVINO_PATTERNS_TARGET => {
+            differential::OPENVINO_PATTERNS_TARGET
+        }
         _ => differential::PATTERNS_TARGET,
     }
 }
@@ -340,8 +350,7 @@ impl TargetConfig {
     /// The pattern library a pattern target splices from (the one `patterns` names, else
     /// the file `DLCFUZZ_PATTERNS` names, else `builtin`); `None` for other targets.
     pub fn pattern_library(&self) -> Option<Result<Library, String>> {
-        let pattern_target = [differential::PATTERNS_TARGET, tvm::PATTERNS_TARGET];
-        pattern_target.contains(&self.name.as_str()).then(|| {
+        PATTERN_TARGETS.contains(&self.name.as_str()).then(|| {
             let name = self.patterns.clone().unwrap_or_else(|| {
                 std::env::var_os("DLCFUZZ_PATTERNS")
                     .map_or_else(|| "builtin".into(), |p| p.to_string_lossy().into_owned())
@@ -505,6 +514,19 @@ pub static TARGETS: &[TargetInfo] = &[
         summary: "generated graphs through OpenVINO's ONNX frontend and CPU plugin (accuracy, performance and dynamic-shape levels, float32 precision), against the libtorch reference",
         test_seconds: 10.0,
         build: differential::build_openvino,
+    },
+    TargetInfo {
+        name: differential::OPENVINO_PATTERNS_TARGET,
+        backend: "openvino",
+        device: Device::Cpu,
+        input: Input::Graph {
+            header: crate::mutate::patterns::recipe::HEADER_BYTES,
+        },
+        constraint_levels: false,
+        fuzz_binary: true,
+        summary: "openvino_cpu with the optimizer patterns of ort_cpu_patterns (OATest) spliced into each seed graph: OpenVINO's common transformations fuse many of the same subgraphs",
+        test_seconds: 10.0,
+        build: differential::build_openvino_patterns,
     },
     TargetInfo {
         name: "ort_load",
@@ -817,6 +839,7 @@ mod tests {
         assert_eq!(by_name("tvm").unwrap().name, "tvm_llvm");
         assert_eq!(pattern_target_for("tvm_llvm"), "tvm_llvm_patterns");
         assert_eq!(pattern_target_for("ort_cpu"), "ort_cpu_patterns");
+        assert_eq!(pattern_target_for("openvino_cpu"), "openvino_cpu_patterns");
         let err = by_name("nope").unwrap_err();
         assert!(err.contains("torchscript_cpu"), "{err}");
         assert!(by_name("torch_compile_cpu").unwrap().compiles_programs());
