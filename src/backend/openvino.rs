@@ -363,11 +363,16 @@ impl Backend for OpenVino {
         let mut request = compiled
             .create_infer_request()
             .map_err(|e| failure(Stage::Compile, e.to_string()))?;
-        for (i, t) in inputs.iter().enumerate() {
+        for ((_, name), t) in model.inputs.iter().zip(inputs) {
+            // Fed by name: OpenVINO drops a graph input that no output depends on, and the
+            // compiled model's input indices then no longer follow the graph's.
+            if compiled.get_input_by_name(name).is_err() {
+                continue;
+            }
             let tensor = to_openvino(t).map_err(execute)?;
             request
-                .set_input_tensor_by_index(i, &tensor)
-                .map_err(|e| execute(format!("input {i}: {e}")))?;
+                .set_tensor(name, &tensor)
+                .map_err(|e| execute(format!("input {name}: {e}")))?;
         }
         request.infer().map_err(|e| execute(e.to_string()))?;
         model

@@ -61,3 +61,20 @@ fn instance_normalization_rounding_in_the_affine_form_is_not_a_finding() {
         run.verdict
     );
 }
+
+/// OpenVINO drops a graph input that no output depends on, so the compiled model's input
+/// indices stop following the graph's: the backend fed inputs by index, and a 30-minute
+/// `openvino_cpu_patterns` campaign (seed 41) filed 137 tests as a crash (`Input port for
+/// index 3 was not found!`, or a shape check on the wrong port). Inputs go by name now.
+#[test]
+fn openvino_is_fed_by_input_name() {
+    let bytes = include_bytes!("data/openvino-unused-input-dropped.bin");
+    let config = dlcfuzz::targets::TargetConfig::new("openvino_cpu_patterns", 10);
+    let target = dlcfuzz::targets::build(&config).expect("openvino_cpu_patterns builds");
+    let run = target.run(bytes, &[], None);
+    assert!(
+        matches!(run.verdict, dlcfuzz::oracle::Verdict::Pass),
+        "{:?}",
+        run.verdict
+    );
+}
