@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-/// Programs tried per row before it counts as not instantiable (kept).
-pub const TRIES: u64 = 2;
+/// Programs of each row exported: a row none of them instantiates is kept.
+pub const TRIES: u64 = 3;
 
 /// The cached probe.
 #[derive(Serialize, Deserialize)]
@@ -68,23 +68,36 @@ fn fingerprint() -> u64 {
 
 fn cache_path() -> PathBuf {
     // v2: with the element types per row; v3: probed on float arguments where the row takes
-    // them; v4: the ops of the exported model's local functions read too.
+    // them; v4: the ops of the exported model's local functions read too; v5: the bodies of
+    // ONNX functions, and the types every program of a row allows; v6: every program on the
+    // first one's argument type.
     crate::paths::cache_dir().join(format!(
-        "torch-onnx-export-rows-v4-{:016x}.json",
+        "torch-onnx-export-rows-v6-{:016x}.json",
         fingerprint()
     ))
 }
 
+/// The probe made once for the torch wheel `scripts/setup.sh` installs, checked in
+/// (`export_probe.json`): used whenever torch's version and the rows match, so a fresh
+/// machine draws at once what every other one draws. Re-pinned from the cache by
+/// `DLCFUZZ_BLESS=1 cargo test --release --lib export_probe` after a probe.
+fn pinned() -> Option<Probe> {
+    serde_json::from_str(include_str!("export_probe.json")).ok()
+}
+
 /// What `torch.onnx.export` followed by ONNX Runtime (in `host`, torch `torch_version`)
 /// lacks: the rows the exporter cannot convert, and per row the element types ONNX
-/// Runtime's CPU kernels handle for what it exports to. From the cache, or probed now
-/// (about a second per row, once).
+/// Runtime's CPU kernels handle for what it exports to. Pinned, from the cache, or probed
+/// now (a few seconds per row, once).
 pub fn lacks(host: &Mutex<PythonHost>, torch_version: &str) -> Lacks {
     let path = cache_path();
-    let cached = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Probe>(&b).ok())
-        .filter(|p| p.torch == torch_version && p.rows == fingerprint());
+    let fits = |p: &Probe| p.torch == torch_version && p.rows == fingerprint();
+    let cached = pinned().filter(fits).or_else(|| {
+        std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Probe>(&b).ok())
+            .filter(fits)
+    });
     let probe = match cached {
         Some(p) => p,
         None => {
@@ -124,7 +137,7 @@ pub fn lacks(host: &Mutex<PythonHost>, torch_version: &str) -> Lacks {
 fn probe_rows(host: &Mutex<PythonHost>, torch_version: &str, path: &std::path::Path) -> Probe {
     let rows = table();
     super::status(&format!(
-        "probing which of {} torch rows torch.onnx.export converts, and on which element types ONNX Runtime runs them (once per torch version, about a second per row; cached in {})",
+        "probing which of {} torch rows torch.onnx.export converts, and on which element types ONNX Runtime runs them (once per torch version, a few seconds per row; cached in {})",
         rows.len(),
         path.display()
     ));
@@ -155,14 +168,19 @@ fn probe_rows(host: &Mutex<PythonHost>, torch_version: &str, path: &std::path::P
     probe
 }
 
-/// Exports up to [`TRIES`] programs of row `row` alone: whether one exports (or fails for
-/// another reason than a missing conversion; `true` too when no program of it could be made
-/// to run in eager: nothing to learn), and the element types ONNX Runtime's CPU kernels
-/// handle for what the first exported program became.
+/// Exports [`TRIES`] programs of row `row` alone: whether one exports (or fails for another
+/// reason than a missing conversion; `true` too when no program of it could be made to run
+/// in eager: nothing to learn), and the element types ONNX Runtime's CPU kernels handle for
+/// what every exported program on the first one's argument type became (a row's constants choose its ONNX ops:
+/// `adaptive_avg_pool1d` is a ReduceMean for one output, an AveragePool for several).
 fn probe_row(host: &Mutex<PythonHost>, row: &'static TorchOp) -> RowProbe {
     let name = row.name;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(op_key(name, 0));
-    let (mut unsupported, mut types) = (0, None);
+    let (mut unsupported, mut exported) = (0, false);
+    let mut types: Option<BTreeSet<String>> = None;
+    // The element type the first exported program read: the others count for the types
+    // only when they read it too (a row's ops change with it: bitwise_and on bool is And).
+    let mut read: Option<ScalarType> = None;
     for _ in 0..TRIES {
         let Some((generated, data_type)) = candidate(&mut rng, row) else {
             continue;
@@ -183,25 +201,28 @@ fn probe_row(host: &Mutex<PythonHost>, row: &'static TorchOp) -> RowProbe {
         let Ok(response) = super::hosted::call(host, "torch.onnx.export", &request) else {
             continue;
         };
-        if types.is_none() {
-            types = serde_json::from_value(response.header["ort_types"].clone()).ok();
-        }
+        let handled: Option<BTreeSet<String>> =
+            serde_json::from_value(response.header["ort_types"].clone())
+                .ok()
+                .filter(|_| *read.get_or_insert(data_type) == data_type);
+        types = match (types, handled) {
+            (Some(t), Some(h)) => Some(t.intersection(&h).cloned().collect()),
+            (t, h) => t.or(h),
+        };
         let missing = runs(&response).is_ok_and(|named| {
             named.iter().any(|(n, r)| {
                 n == "export"
                     && matches!(r, Run::Failed(e) if e.outcome() == PyOutcome::Unsupported)
             })
         });
-        if !missing {
-            return RowProbe {
-                exports: true,
-                types,
-            };
+        if missing {
+            unsupported += 1;
+        } else {
+            exported = true;
         }
-        unsupported += 1;
     }
     RowProbe {
-        exports: unsupported == 0,
+        exports: exported || unsupported == 0,
         types,
     }
 }
@@ -247,4 +268,29 @@ fn argument_type(generated: &TorchProgram, name: &str) -> Option<ScalarType> {
         }
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pinned probe is of today's rows (`DLCFUZZ_BLESS=1`: pinned from the cache of a
+    /// probe made on this machine, e.g. by `dlcfuzz bench target torch_onnx_export`).
+    #[test]
+    fn the_pinned_probe_fits_the_rows() {
+        if std::env::var("DLCFUZZ_BLESS").as_deref() == Ok("1") {
+            let probe = std::fs::read(cache_path()).expect("a probe cached on this machine");
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("src/targets/export_probe.json");
+            std::fs::write(path, probe).expect("the source tree is writable");
+            return;
+        }
+        let pinned = pinned().expect("export_probe.json parses");
+        assert_eq!(
+            pinned.rows,
+            fingerprint(),
+            "the rows changed: probe, then re-pin (DLCFUZZ_BLESS=1)"
+        );
+        assert!(pinned.torch.starts_with("2."), "{}", pinned.torch);
+    }
 }

@@ -423,18 +423,44 @@ def _ort_cpu_types(model, data):
     handled = None
     for n in graph.node:
         domain = "" if n.domain in ("", "ai.onnx") else n.domain
-        if not n.input or typed.get(n.input[0]) != data or (domain, n.op_type) not in kernels:
+        if not n.input or typed.get(n.input[0]) != data:
             continue
-        version = opsets.get(domain)
-        types = set()
-        for k in kernels[(domain, n.op_type)]:
-            low, high = k.version_range
-            if version is None or low <= version <= high:
-                for listed in k.type_constraints.values():
-                    types.update(t[len("tensor("):-1] for t in listed if t.startswith("tensor("))
-        names = {_ONNX_TO_TORCH[t] for t in types if t in _ONNX_TO_TORCH} | {"float16"}
-        handled = names if handled is None else handled & names
+        for op in _kernel_ops(kernels, domain, n.op_type, opsets.get(domain)):
+            types = _kernel_types(kernels, op, opsets.get(domain))
+            names = {_ONNX_TO_TORCH[t] for t in types if t in _ONNX_TO_TORCH} | {"float16"}
+            handled = names if handled is None else handled & names
     return None if handled is None else sorted(handled)
+
+
+def _kernel_ops(kernels, domain, op_type, version):
+    """The ops ONNX Runtime runs for `op_type` on its data: the op itself when its CPU kernel
+    table has it, else (an ONNX function such as HardSwish or Mish, which ONNX Runtime
+    expands at load) the ops of the function body that read the function's first input."""
+    if (domain, op_type) in kernels:
+        return [(domain, op_type)]
+    import onnx.defs
+
+    try:
+        schema = onnx.defs.get_schema(op_type, version or onnx.defs.onnx_opset_version(), domain)
+    except Exception:  # noqa: BLE001 - not an ONNX op: nothing to learn
+        return []
+    if not schema.has_function:
+        return []
+    body = schema.function_body
+    first = body.input[0] if body.input else None
+    return [(domain, m.op_type) for m in body.node if m.input and m.input[0] == first and (domain, m.op_type) in kernels]
+
+
+def _kernel_types(kernels, op, version):
+    """The element types (ONNX names) ONNX Runtime's CPU kernels of `op` take at opset
+    `version`."""
+    types = set()
+    for k in kernels[op]:
+        low, high = k.version_range
+        if version is None or low <= version <= high:
+            for listed in k.type_constraints.values():
+                types.update(t[len("tensor("):-1] for t in listed if t.startswith("tensor("))
+    return types
 
 
 def torch_onnx_export(req, blobs):
