@@ -363,16 +363,24 @@ impl Backend for OpenVino {
         let mut request = compiled
             .create_infer_request()
             .map_err(|e| failure(Stage::Compile, e.to_string()))?;
-        for ((_, name), t) in model.inputs.iter().zip(inputs) {
-            // Fed by name: OpenVINO drops a graph input that no output depends on, and the
-            // compiled model's input indices then no longer follow the graph's.
-            if compiled.get_input_by_name(name).is_err() {
+        // OpenVINO drops a graph input that no output depends on, and the compiled model's
+        // input indices then no longer follow the graph's: such a model is fed by name,
+        // the inputs it kept only.
+        let ports = compiled
+            .get_input_size()
+            .map_err(|e| failure(Stage::Compile, e.to_string()))?;
+        for (i, ((_, name), t)) in model.inputs.iter().zip(inputs).enumerate() {
+            let kept = ports == inputs.len() || compiled.get_input_by_name(name).is_ok();
+            if !kept {
                 continue;
             }
             let tensor = to_openvino(t).map_err(execute)?;
-            request
-                .set_tensor(name, &tensor)
-                .map_err(|e| execute(format!("input {name}: {e}")))?;
+            let set = if ports == inputs.len() {
+                request.set_input_tensor_by_index(i, &tensor)
+            } else {
+                request.set_tensor(name, &tensor)
+            };
+            set.map_err(|e| execute(format!("input {name}: {e}")))?;
         }
         request.infer().map_err(|e| execute(e.to_string()))?;
         model

@@ -271,10 +271,16 @@ fn findings_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/findings")
 }
 
-/// The environment holding the newest release of `system`, when its reproducers check
+/// The environment holding the newest release of `row`'s system, when its reproducers check
 /// themselves (tract's print the reference and name a `dlcfuzz run-model` command).
-fn newest_env(system: System) -> Option<crate::targets::NewestEnv> {
-    match system {
+fn newest_env(row: &KnownBug) -> Option<crate::targets::NewestEnv> {
+    // A bug of OpenVINO's torch.compile backend needs torch beside openvino: the Python
+    // compilers' environment has both.
+    let torch_surface = row.matcher.targets.iter().any(|t| t.starts_with("torch_"));
+    match row.system {
+        System::Openvino if torch_surface => Some(crate::targets::NewestEnv::python_compilers(
+            "the newest in .deps/python",
+        )),
         System::Onnxruntime => Some(crate::targets::NewestEnv::onnx_runtime()),
         System::Tract => None,
         System::Openvino => Some(crate::targets::NewestEnv::of(
@@ -311,7 +317,7 @@ pub fn listing(recheck: bool) -> String {
         if !recheck {
             continue;
         }
-        let check = match (&row.finding, newest_env(row.system)) {
+        let check = match (&row.finding, newest_env(row)) {
             (None, _) => "  recheck: no reproducer of ours".to_string(),
             (Some(_), None) => "  recheck: its repro.py does not check itself (run-model)".into(),
             (Some(folder), Some(env)) => {
