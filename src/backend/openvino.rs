@@ -366,19 +366,19 @@ impl Backend for OpenVino {
         // OpenVINO drops a graph input that no output depends on, and the compiled model's
         // input indices then no longer follow the graph's: such a model is fed by name,
         // the inputs it kept only.
-        let ports = compiled
+        let by_name = compiled
             .get_input_size()
-            .map_err(|e| failure(Stage::Compile, e.to_string()))?;
+            .map_err(|e| failure(Stage::Compile, e.to_string()))?
+            != inputs.len();
         for (i, ((_, name), t)) in model.inputs.iter().zip(inputs).enumerate() {
-            let kept = ports == inputs.len() || compiled.get_input_by_name(name).is_ok();
-            if !kept {
+            if by_name && compiled.get_input_by_name(name).is_err() {
                 continue;
             }
             let tensor = to_openvino(t).map_err(execute)?;
-            let set = if ports == inputs.len() {
-                request.set_input_tensor_by_index(i, &tensor)
-            } else {
+            let set = if by_name {
                 request.set_tensor(name, &tensor)
+            } else {
+                request.set_input_tensor_by_index(i, &tensor)
             };
             set.map_err(|e| execute(format!("input {name}: {e}")))?;
         }

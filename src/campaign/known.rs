@@ -278,17 +278,16 @@ fn newest_env(row: &KnownBug) -> Option<crate::targets::NewestEnv> {
     // compilers' environment has both.
     let torch_surface = row.matcher.targets.iter().any(|t| t.starts_with("torch_"));
     match row.system {
-        System::Openvino if torch_surface => Some(crate::targets::NewestEnv::python_compilers(
-            "the newest in .deps/python",
-        )),
         System::Onnxruntime => Some(crate::targets::NewestEnv::onnx_runtime()),
         System::Tract => None,
-        System::Openvino => Some(crate::targets::NewestEnv::of(
+        System::Openvino if !torch_surface => Some(crate::targets::NewestEnv::of(
             &crate::backend::openvino::PYTHON,
         )),
-        System::Tvm | System::Pytorch | System::Onnxscript | System::Onnx => Some(
-            crate::targets::NewestEnv::python_compilers("the newest in .deps/python"),
-        ),
+        System::Openvino | System::Tvm | System::Pytorch | System::Onnxscript | System::Onnx => {
+            Some(crate::targets::NewestEnv::python_compilers(
+                "the newest in .deps/python",
+            ))
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! The differential ONNX targets (`ort_cpu`, `ort_cpu_patterns`, `ort_cpu_mutated`, `tract`,
-//! `openvino_cpu`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a
+//! `openvino_cpu`, `openvino_cpu_patterns`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a
 //! [`FuzzTarget`].
 
 use super::repro::model::repro_py;

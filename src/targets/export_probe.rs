@@ -171,8 +171,9 @@ fn probe_rows(host: &Mutex<PythonHost>, torch_version: &str, path: &std::path::P
 /// Exports [`TRIES`] programs of row `row` alone: whether one exports (or fails for another
 /// reason than a missing conversion; `true` too when no program of it could be made to run
 /// in eager: nothing to learn), and the element types ONNX Runtime's CPU kernels handle for
-/// what every exported program on the first one's argument type became (a row's constants choose its ONNX ops:
-/// `adaptive_avg_pool1d` is a ReduceMean for one output, an AveragePool for several).
+/// what every exported program on the first one's argument type became (a row's constants
+/// choose its ONNX ops: `adaptive_avg_pool1d` is a ReduceMean for one output, an AveragePool
+/// for several).
 fn probe_row(host: &Mutex<PythonHost>, row: &'static TorchOp) -> RowProbe {
     let name = row.name;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(op_key(name, 0));
