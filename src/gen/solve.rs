@@ -102,13 +102,36 @@ impl VarTable {
             .then_some(values)
     }
 
+    /// [`pin_all`](Self::pin_all) in a fresh scope of this thread's solver, remembered: the
+    /// answer depends only on the requirements and on each variable's bounds, hint and bin,
+    /// and the same insertion recurs often (a mutated input repeats most of its parent's
+    /// steps), so an answer already found is not asked of z3 again.
     fn solve_with_z3(&self, requires: &[Bool]) -> Option<Vec<i64>> {
-        SOLVER.with(|solver| {
+        let key = Question {
+            requires: requires.to_vec(),
+            vars: self
+                .vars
+                .iter()
+                .map(|v| (v.lo, v.hi, v.hint, v.bin))
+                .collect(),
+        };
+        if let Some(answer) = ANSWERS.with(|a| a.borrow().get(&key).cloned()) {
+            return answer;
+        }
+        let answer = SOLVER.with(|solver| {
             solver.push();
             let result = self.pin_all(solver, requires);
             solver.pop(1);
             result
-        })
+        });
+        ANSWERS.with(|a| {
+            let mut answers = a.borrow_mut();
+            if answers.len() >= MAX_ANSWERS {
+                answers.clear();
+            }
+            answers.insert(key, answer.clone());
+        });
+        answer
     }
 
     /// Inside an open scope of `solver`: asserts the constraints, then fixes the variables one
@@ -236,7 +259,21 @@ fn model_values(solver: &Solver, consts: &[z3::ast::Int]) -> Option<Vec<i64>> {
         .collect()
 }
 
+/// What [`VarTable::pin_all`]'s answer depends on: the requirements, and per variable its
+/// bounds, hint and bin.
+#[derive(PartialEq, Eq, Hash)]
+struct Question {
+    requires: Vec<Bool>,
+    vars: Vec<(i64, i64, i64, (i64, i64))>,
+}
+
+/// Most answers [`ANSWERS`] keeps before it starts over (a few MiB).
+const MAX_ANSWERS: usize = 20_000;
+
 thread_local! {
+    /// The z3 answers found so far on this thread ([`VarTable::solve_with_z3`]).
+    static ANSWERS: std::cell::RefCell<std::collections::HashMap<Question, Option<Vec<i64>>>> =
+        std::cell::RefCell::default();
     /// One incremental solver per thread: each insertion works inside a push/pop scope.
     static SOLVER: Solver = {
         let solver = Solver::new();
@@ -286,5 +323,35 @@ mod tests {
         assert_eq!(sol[0] * sol[1], 12);
         assert!(sol[0] > sol[1]);
         assert!(t.solve(&[a.gt(16i64)]).is_none());
+    }
+
+    #[test]
+    fn a_question_z3_answered_is_answered_alike_from_memory() {
+        let bytes = [0u8; 8];
+        let mut u = Unstructured::new(&bytes);
+        let mut t = VarTable::default();
+        let a = t.fresh("a", 1, 1000, &mut u);
+        let b = t.fresh("b", 2, 1000, &mut u);
+        // 391 = 23 × 17: beyond concrete repair's scan around the hints, so z3 answers.
+        let requires = [(&a * &b).eq(391i64), a.gt(b.clone())];
+        let remembered = |t: &VarTable| {
+            let key = Question {
+                requires: requires.to_vec(),
+                vars: t.vars.iter().map(|v| (v.lo, v.hi, v.hint, v.bin)).collect(),
+            };
+            ANSWERS.with(|answers| answers.borrow().get(&key).cloned())
+        };
+        assert_eq!(remembered(&t), None);
+        let first = t.solve(&requires);
+        assert_eq!(remembered(&t), Some(first.clone()));
+        // A fresh solver scope, asked directly, agrees with the remembered answer.
+        let direct = SOLVER.with(|solver| {
+            solver.push();
+            let answer = t.pin_all(solver, &requires);
+            solver.pop(1);
+            answer
+        });
+        assert_eq!(direct, first);
+        assert_eq!(t.solve(&requires), first);
     }
 }

@@ -12,7 +12,7 @@ use std::rc::Rc;
 /// Index of a solver variable in a [`vars::VarTable`].
 pub type VarId = usize;
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 enum IntNode {
     Const(i64),
     Var(VarId),
@@ -26,11 +26,11 @@ enum IntNode {
     Min(Int, Int),
 }
 
-/// A symbolic integer expression.
-#[derive(Clone, Debug)]
+/// A symbolic integer expression (equal and hashed by structure).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Int(Rc<IntNode>);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Cmp {
     Eq,
     Ne,
@@ -38,7 +38,7 @@ enum Cmp {
     Lt,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 enum BoolNode {
     Const(bool),
     Cmp(Cmp, Int, Int),
@@ -47,8 +47,8 @@ enum BoolNode {
     Not(Bool),
 }
 
-/// A symbolic predicate.
-#[derive(Clone, Debug)]
+/// A symbolic predicate (equal and hashed by structure).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Bool(Rc<BoolNode>);
 
 impl From<i64> for Int {
