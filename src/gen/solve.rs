@@ -107,23 +107,11 @@ impl VarTable {
     /// and the same insertion recurs often (a mutated input repeats most of its parent's
     /// steps), so an answer already found is not asked of z3 again.
     fn solve_with_z3(&self, requires: &[Bool]) -> Option<Vec<i64>> {
-        let key = Question {
-            requires: requires.to_vec(),
-            vars: self
-                .vars
-                .iter()
-                .map(|v| (v.lo, v.hi, v.hint, v.bin))
-                .collect(),
-        };
+        let key = Question::of(self, requires);
         if let Some(answer) = ANSWERS.with(|a| a.borrow().get(&key).cloned()) {
             return answer;
         }
-        let answer = SOLVER.with(|solver| {
-            solver.push();
-            let result = self.pin_all(solver, requires);
-            solver.pop(1);
-            result
-        });
+        let answer = self.pin_all_in_new_scope(requires);
         ANSWERS.with(|a| {
             let mut answers = a.borrow_mut();
             if answers.len() >= MAX_ANSWERS {
@@ -132,6 +120,16 @@ impl VarTable {
             answers.insert(key, answer.clone());
         });
         answer
+    }
+
+    /// [`pin_all`](Self::pin_all) inside a new push/pop scope of this thread's solver.
+    fn pin_all_in_new_scope(&self, requires: &[Bool]) -> Option<Vec<i64>> {
+        SOLVER.with(|solver| {
+            solver.push();
+            let result = self.pin_all(solver, requires);
+            solver.pop(1);
+            result
+        })
     }
 
     /// Inside an open scope of `solver`: asserts the constraints, then fixes the variables one
@@ -267,6 +265,20 @@ struct Question {
     vars: Vec<(i64, i64, i64, (i64, i64))>,
 }
 
+impl Question {
+    /// The question `requires` puts to z3 about `table`'s variables.
+    fn of(table: &VarTable, requires: &[Bool]) -> Question {
+        Question {
+            requires: requires.to_vec(),
+            vars: table
+                .vars
+                .iter()
+                .map(|v| (v.lo, v.hi, v.hint, v.bin))
+                .collect(),
+        }
+    }
+}
+
 /// Most answers [`ANSWERS`] keeps before it starts over (a few MiB).
 const MAX_ANSWERS: usize = 20_000;
 
@@ -335,23 +347,14 @@ mod tests {
         // 391 = 23 × 17: beyond concrete repair's scan around the hints, so z3 answers.
         let requires = [(&a * &b).eq(391i64), a.gt(b.clone())];
         let remembered = |t: &VarTable| {
-            let key = Question {
-                requires: requires.to_vec(),
-                vars: t.vars.iter().map(|v| (v.lo, v.hi, v.hint, v.bin)).collect(),
-            };
+            let key = Question::of(t, &requires);
             ANSWERS.with(|answers| answers.borrow().get(&key).cloned())
         };
         assert_eq!(remembered(&t), None);
         let first = t.solve(&requires);
         assert_eq!(remembered(&t), Some(first.clone()));
         // A fresh solver scope, asked directly, agrees with the remembered answer.
-        let direct = SOLVER.with(|solver| {
-            solver.push();
-            let answer = t.pin_all(solver, &requires);
-            solver.pop(1);
-            answer
-        });
-        assert_eq!(direct, first);
+        assert_eq!(t.pin_all_in_new_scope(&requires), first);
         assert_eq!(t.solve(&requires), first);
     }
 }

@@ -1,6 +1,6 @@
 //! The differential ONNX targets (`ort_cpu`, `ort_cpu_patterns`, `ort_cpu_mutated`, `tract`,
-//! `openvino_cpu`, `openvino_cpu_patterns`, and the fault-injecting `faulty`): the [`Pipeline`] of one backend as a
-//! [`FuzzTarget`].
+//! `openvino_cpu`, `openvino_cpu_patterns`, and the fault-injecting `faulty`): the
+//! [`Pipeline`] of one backend as a [`FuzzTarget`].
 
 use super::repro::model::repro_py;
 use super::{Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
