@@ -2,7 +2,7 @@
 //! classification of planted failures (a Python exception, an unsupported feature, a native
 //! crash, a hang), torch-surface programs valid in eager and unchanged by TorchProbe's
 //! mutations, program reduction replaying from its edits, standalone reproducers, and the
-//! compilers' Python line coverage.
+//! compilers' Python line coverage and the optimizations Inductor reports.
 
 use dlcfuzz::backend::python::frame::Frame;
 use dlcfuzz::backend::python::{runs, HostConfig, HostFailure, PythonHost, Run};
@@ -359,4 +359,52 @@ fn a_torch_compile_returns_the_inductor_lines_it_ran() {
     let ids = host.lock().unwrap().take_coverage();
     assert_eq!(ids, coverage::ids(&response).expect("ids"));
     assert!(host.lock().unwrap().take_coverage().is_empty());
+}
+
+/// Inductor's own work as the optimizations a torch.compile request fired: the ops it
+/// lowered, the ATen fallbacks it kept, its counters; and the same set again when the same
+/// program is compiled again (no on-disk cache answers in the compiler's stead).
+#[test]
+fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
+    use dlcfuzz::ir::{Buffer, Tensor};
+    if !dlcfuzz::paths::python_env().exists() {
+        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
+        return;
+    }
+    let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(300))));
+    let source =
+        "import torch\n\ndef main(x, w):\n    return (torch.relu(x @ w), torch.cumsum(x, 0))\n";
+    let compile_once = || {
+        let mut request = Frame::new(json!({}));
+        let input = Tensor {
+            data: Buffer::F32((0..16).map(|k| k as f32 / 8.0 - 1.0).collect()),
+            shape: vec![4, 4],
+        };
+        let inputs = vec![request.tensor(&input), request.tensor(&input)];
+        request.header = json!({
+            "op": "torch_program",
+            "source": source,
+            "inputs": inputs,
+            "compile": {"backend": "inductor"},
+        });
+        call(&host, "torch.compile", &request).expect("the host answers");
+        host.lock().unwrap().take_fired()
+    };
+    let first = compile_once();
+    for name in [
+        "lowering:aten::relu",
+        "fallback:aten::cumsum",
+        "metrics:generated_kernel_count",
+        "inductor:extern_calls",
+    ] {
+        assert!(first.iter().any(|f| f == name), "{name} not in {first:?}");
+    }
+    assert!(
+        first
+            .iter()
+            .all(|f| !f.contains("cache") && !f.contains('\n')),
+        "{first:?}"
+    );
+    assert_eq!(compile_once(), first, "a second compile does the same work");
+    assert!(host.lock().unwrap().take_fired().is_empty());
 }

@@ -1,7 +1,7 @@
 //! Verdicts from the Python host's responses, shared by the torch.compile and TVM targets: a
 //! response's named runs (outputs or a failed stage), a failed stage classified
 //! ([`PyOutcome`]), and a dead or hung host as a crash or hang finding; a test's run with the
-//! Python lines its requests covered ([`covered`]).
+//! Python lines its requests covered and the optimizations they fired ([`covered`]).
 
 use crate::backend::python::classify::{PyError, PyOutcome};
 use crate::backend::python::frame::Frame;
@@ -11,20 +11,23 @@ use crate::oracle::{normalize_message, Finding, FindingKind, Skip, Verdict};
 use crate::targets::TargetRun;
 use std::sync::Mutex;
 
-/// The ids of the Python lines `host`'s responses covered since the last take.
-fn take_coverage(host: &Mutex<PythonHost>) -> Vec<u32> {
-    host.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take_coverage()
+/// The ids of the Python lines `host`'s responses covered, and the optimizations they said
+/// fired, since the last take.
+fn take_observed(host: &Mutex<PythonHost>) -> (Vec<u32>, Vec<String>) {
+    let mut host = host.lock().unwrap_or_else(|p| p.into_inner());
+    (host.take_coverage(), host.take_fired())
 }
 
-/// `test()`'s run, with the Python lines the requests it sent to `host` covered (lines of
-/// earlier requests, such as start-up and capability probes, are not its own).
+/// `test()`'s run, with the Python lines the requests it sent to `host` covered and the
+/// optimizations they fired (those of earlier requests, such as start-up and capability
+/// probes, are not its own).
 pub fn covered(host: &Mutex<PythonHost>, test: impl FnOnce() -> TargetRun) -> TargetRun {
-    take_coverage(host);
+    take_observed(host);
     let run = test();
+    let (coverage, fired) = take_observed(host);
     TargetRun {
-        coverage: take_coverage(host),
+        coverage,
+        fired,
         ..run
     }
 }

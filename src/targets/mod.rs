@@ -138,6 +138,8 @@ pub struct TargetRun {
     pub artifacts: Artifacts,
     /// Independent programs the run tested (several packed into one compilation, or 1).
     pub programs: usize,
+    /// The operator rows of the tested program (program targets; a graph's are its case's).
+    pub program_ops: Vec<&'static str>,
 }
 
 impl TargetRun {
@@ -151,6 +153,7 @@ impl TargetRun {
             model: None,
             artifacts: Vec::new(),
             programs: 1,
+            program_ops: Vec::new(),
         }
     }
 
@@ -164,6 +167,7 @@ impl TargetRun {
             model: None,
             artifacts,
             programs: 1,
+            program_ops: Vec::new(),
         }
     }
 
@@ -172,12 +176,17 @@ impl TargetRun {
         self.case.as_ref().map_or(0, |c| c.graph.op_count())
     }
 
-    /// Sorted, distinct op types of the tested graph (empty without one).
+    /// Sorted, distinct op types of the tested graph, or of the tested program.
     pub fn op_types(&self) -> String {
-        self.case
-            .as_ref()
-            .map(TestCase::op_types)
-            .unwrap_or_default()
+        match &self.case {
+            Some(case) => case.op_types(),
+            None => {
+                let mut ops = self.program_ops.clone();
+                ops.sort_unstable();
+                ops.dedup();
+                ops.join(",")
+            }
+        }
     }
 }
 

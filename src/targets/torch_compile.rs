@@ -317,6 +317,7 @@ impl TorchCompileHarness {
         TargetRun {
             artifacts,
             programs: test.components(),
+            program_ops: test.ops.clone(),
             ..TargetRun::bare(verdict)
         }
     }

@@ -189,6 +189,7 @@ impl OnnxExportHarness {
             artifacts,
             model,
             programs: test.components(),
+            program_ops: test.ops.clone(),
             ..TargetRun::bare(verdict)
         }
     }

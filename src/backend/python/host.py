@@ -124,12 +124,83 @@ def stage(name, fn):
 def _torch_setup():
     import torch
     import torch._dynamo
+    import torch._functorch.config
     import torch._inductor.config as inductor_config
 
     torch._dynamo.config.suppress_errors = False
     torch._dynamo.config.recompile_limit = 64
+    # Every test compiles: a graph served from Inductor's or AOT Autograd's on-disk cache
+    # (shared by every campaign on the machine) skips the compiler under test, and a test
+    # would then depend on what ran before it.
+    inductor_config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
     torch.set_num_threads(1)
+    os.environ.setdefault(*_PATTERN_COUNTS_ENV)
+    _watch_lowerings(torch)
     return torch
+
+
+# What the compilers did during one request: names of the optimizations that fired
+# (returned as the response's "fired" list, cleared per request by `handle`).
+_FIRED = set()
+
+# Inductor counts matches per pattern only while this variable is set; a value naming no
+# node turns the counts on without its per-node debug logging (`_should_debug_node`).
+_PATTERN_COUNTS_ENV = ("TORCHINDUCTOR_PATTERN_MATCH_DEBUG", "dlcfuzz:count-only")
+
+
+# Counter categories whose keys name the program, not the compiler's work (the line a
+# graph break resumes at, a matmul's shapes).
+_PROGRAM_NAMED_COUNTERS = ("resumes", "aten_mm_info")
+
+
+def _counter_snapshot(torch):
+    """Every Dynamo/AOT Autograd/Inductor counter and every integer Inductor metric, by
+    name: per-pattern matches as `pattern:NAME`, the rest as `CATEGORY:KEY` (a multi-line
+    key, a graph break's explanation, by its first line)."""
+    from torch._dynamo.utils import counters
+    from torch._inductor import metrics
+
+    snap = {}
+    for category, keys in counters.items():
+        if category in _PROGRAM_NAMED_COUNTERS:
+            continue
+        prefix = "pattern" if category.endswith("_pattern_matcher_per_pattern") else category
+        for key, value in keys.items():
+            first = str(key).split("\n", 1)[0]
+            snap[f"{prefix}:{first}"[:160]] = value
+    for name, value in vars(metrics).items():
+        if type(value) is int and not name.startswith("_"):
+            snap[f"metrics:{name}"] = value
+    return snap
+
+
+def _fired_between(before, after):
+    """The counters that grew from `before` to `after`."""
+    return {k for k, v in after.items() if v > before.get(k, 0)}
+
+
+_LOWERING_WATCHED = []
+
+
+def _watch_lowerings(torch):
+    """Once per host: every ATen op Inductor lowers is recorded as `lowering:OP`, or as
+    `fallback:OP` when Inductor runs it as an ATen fallback kernel."""
+    if _LOWERING_WATCHED:
+        return
+    from torch._inductor import graph, lowering
+
+    original = graph.GraphLowering.call_function
+
+    def call_function(self, target, args, kwargs):
+        result = original(self, target, args, kwargs)
+        if isinstance(target, torch._ops.OpOverload):
+            kind = "fallback" if target in lowering.fallbacks else "lowering"
+            _FIRED.add(f"{kind}:{target.name()}")
+        return result
+
+    graph.GraphLowering.call_function = call_function
+    _LOWERING_WATCHED.append(True)
 
 
 def _batched(main):
@@ -328,6 +399,7 @@ def torch_program(req, blobs):
                                  options=spec.get("options") or None)
         # Inductor compiles on the first call: the patch must cover the calls.
         patch = spec.get("config") or {}
+        before = _counter_snapshot(torch)
         with inductor_config.patch(patch) if patch else contextlib.nullcontext():
             if not batches:
                 runs.record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
@@ -336,6 +408,7 @@ def torch_program(req, blobs):
                 name = f"compile:{backend}:batch{batch}"
                 if not runs.record(name, lambda: [r[batch - 1] for r in compiled(*stacked)]):
                     break
+        _FIRED.update(_fired_between(before, _counter_snapshot(torch)))
     return runs.response()
 
 
@@ -782,12 +855,16 @@ _PROBES = _install_probes()
 
 
 def handle(header, blobs):
-    """The response to one request, with the lines it hit when the host has probes."""
+    """The response to one request, with the lines it hit when the host has probes and the
+    optimizations that fired during it."""
     if _PROBES is not None:
         _PROBES.clear()
+    _FIRED.clear()
     response, out = HANDLERS[header["op"]](header, blobs)
     if _PROBES is not None:
         _PROBES.attach(response, out)
+    if _FIRED:
+        response["fired"] = sorted(_FIRED)
     return response, out
 
 

@@ -12,7 +12,9 @@
 //! its stderr (where `faulthandler` prints the Python stack of a native crash) and is started
 //! afresh on the next call. A host configured with a [`coverage::Scope`] returns with every
 //! response the compilers' Python lines its request ran, and keeps their ids until
-//! [`PythonHost::take_coverage`].
+//! [`PythonHost::take_coverage`]. Likewise the names of the optimizations a request fired
+//! (torch.compile: Inductor's counters, its pattern matches and its lowerings and
+//! fallbacks), kept until [`PythonHost::take_fired`].
 
 pub mod classify;
 pub mod coverage;
@@ -122,6 +124,15 @@ pub fn runs(response: &Frame) -> Result<Vec<(String, Run)>, String> {
 
 /// The innermost Python frame of a `faulthandler` dump (`File "...", line N in f`), with
 /// the path cut to its package.
+/// The names in a response's `fired` list (none when it has none).
+fn fired_names(response: &Frame) -> impl Iterator<Item = String> + '_ {
+    response.header["fired"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|name| name.as_str().map(str::to_string))
+}
+
 fn crash_site(stderr: &str) -> Option<String> {
     let line = stderr
         .lines()
@@ -239,6 +250,9 @@ pub struct PythonHost {
     /// Line ids the responses since the last [`PythonHost::take_coverage`] carried (a set:
     /// a host nobody takes from stays as small as the compilers' code).
     covered: BTreeSet<u32>,
+    /// Names of the optimizations the responses since the last [`PythonHost::take_fired`]
+    /// said fired (a response's `fired` list: Inductor's counters, patterns and lowerings).
+    fired: BTreeSet<String>,
 }
 
 impl PythonHost {
@@ -248,6 +262,7 @@ impl PythonHost {
             config,
             running: None,
             covered: BTreeSet::new(),
+            fired: BTreeSet::new(),
         }
     }
 
@@ -339,6 +354,7 @@ impl PythonHost {
                     Ok(ids) => self.covered.extend(ids),
                     Err(e) => tracing::warn!("the Python host's coverage is malformed: {e}"),
                 }
+                self.fired.extend(fired_names(&frame));
                 Ok(frame)
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -372,6 +388,12 @@ impl PythonHost {
     /// since the previous call covered; empty without a coverage scope.
     pub fn take_coverage(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.covered).into_iter().collect()
+    }
+
+    /// The names of the optimizations the responses since the previous call said fired,
+    /// sorted and distinct.
+    pub fn take_fired(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.fired).into_iter().collect()
     }
 
     /// The versions of Python and of `modules` in the host's environment, or why a module
