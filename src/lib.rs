@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod reduce;
 pub mod reference;
 pub mod report;
+pub mod sancov;
 pub mod sym;
 pub mod targets;
 pub mod torch;

@@ -44,7 +44,8 @@ pub struct Outcome {
     pub ops: String,
     /// Optimizations the backend reported as having changed the model.
     pub fired: Vec<String>,
-    /// The compiler's Python lines the test ran (sorted line ids; Python-hosted targets).
+    /// The compiler's own code the test ran, sorted: Python line ids (Python-hosted targets)
+    /// and edge ids of instrumented compiler crates ([`crate::sancov`]).
     #[serde(default)]
     pub coverage: Vec<u32>,
     /// The finding folder this test created (its signature was new on disk).
@@ -101,7 +102,14 @@ pub trait Executor {
 /// Runs `request` on `target` (the model goes to `inflight` first, when given) and writes a
 /// finding folder when the verdict is a new finding under `save_to`.
 pub fn run_request(target: &dyn FuzzTarget, request: &Request, inflight: Option<&Path>) -> Outcome {
-    let run = target.run(&request.bytes, &request.edits, inflight);
+    crate::sancov::reset();
+    let mut run = target.run(&request.bytes, &request.edits, inflight);
+    let edges = crate::sancov::edges_hit();
+    if !edges.is_empty() {
+        run.coverage.extend(edges);
+        run.coverage.sort_unstable();
+        run.coverage.dedup();
+    }
     let new_finding = match (&request.save_to, &run.verdict) {
         (Some(out), Verdict::Found(f)) => {
             match finding::write_new(out, &request.bytes, &run, f, target) {

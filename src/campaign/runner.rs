@@ -46,7 +46,8 @@ pub const CORPUS: &str = "corpus";
 /// The stats time series.
 pub const STATS_CSV: &str = "stats.csv";
 const CAMPAIGN_JSON: &str = "campaign.json";
-const STATE_JSON: &str = "state.json";
+/// The campaign state file under the output folder.
+pub const STATE_JSON: &str = "state.json";
 const INFLIGHT: &str = "inflight";
 const INFLIGHT_INPUT: &str = "input.bin";
 const CSV_HEADER: &str = "seconds,tests,tests_per_s,valid_fraction,unsupported_fraction,findings,finding_tests,transformers_fired,features,peak_test_rss_mb,restarts,py_lines,compiler_coverage";

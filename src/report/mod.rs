@@ -1,7 +1,9 @@
 //! Reports: `report.md` per finding ([`finding`]) and the campaign summary (`dlcfuzz report
 //! DIR`): final figures, distinct bugs after dedup with their counts, reduction ratios, and
-//! PNG plots of findings, coverage and transformers fired over time.
+//! PNG plots of findings, coverage and transformers fired over time, and the optimizations
+//! fired by kind ([`fired`]).
 
+pub mod fired;
 pub mod plot;
 
 use crate::campaign::bugs::{merged_into, provisional_key};
@@ -272,6 +274,7 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
                 .join("<br>")
         );
     }
+    let _ = writeln!(md, "\n{}", fired::section(&fired::tests_by_name(out)));
     let path = out.join("report.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
