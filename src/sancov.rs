@@ -14,66 +14,54 @@
 //! Without the feature, or in a build whose compiler is not instrumented, there are no
 //! counters: [`edges_hit`] is empty and [`counters`] is 0.
 
-#[cfg(feature = "sancov")]
-mod registered {
-    use std::sync::Mutex;
+use std::sync::Mutex;
 
-    /// The counter arrays instrumented modules registered, as (address, length).
-    pub static REGIONS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+/// Counter arrays, as (address, length): the ones instrumented modules registered
+/// ([`REGISTERED`]), or a test's own.
+struct Regions(Mutex<Vec<(usize, usize)>>);
 
-    /// SanitizerCoverage's registration callback: one call per instrumented module at
-    /// start-up, every call of one linked section alike (modules share the section), so a
-    /// region is kept once.
-    ///
-    /// # Safety
-    /// Called by instrumented code's constructors with the bounds of a counter section.
-    #[no_mangle]
-    pub unsafe extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, stop: *mut u8) {
+/// The counter arrays of this process's instrumented modules.
+static REGISTERED: Regions = Regions(Mutex::new(Vec::new()));
+
+impl Regions {
+    /// Keeps the array `[start, stop)` once (every module of one linked section registers
+    /// the same bounds).
+    #[cfg_attr(not(feature = "sancov"), allow(dead_code))]
+    fn register(&self, start: *mut u8, stop: *mut u8) {
         let region = (
             start as usize,
             (stop as usize).saturating_sub(start as usize),
         );
-        let mut regions = REGIONS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut regions = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if region.1 > 0 && !regions.contains(&region) {
             regions.push(region);
         }
     }
 
     /// Runs `f` on every counter array.
-    pub fn each(mut f: impl FnMut(&mut [u8])) {
-        let regions = REGIONS.lock().unwrap_or_else(|p| p.into_inner());
+    fn each(&self, mut f: impl FnMut(&mut [u8])) {
+        let regions = self.0.lock().unwrap_or_else(|p| p.into_inner());
         for &(start, len) in regions.iter() {
-            // SAFETY: the instrumented modules registered these bounds of a static section
-            // of counters that lives as long as the process; the counters are plain bytes
-            // the instrumented code bumps, and tests run one at a time per process.
+            // SAFETY: registered bounds are those of a static array of counters that lives
+            // as long as the process (a section of instrumented code, or a test's static);
+            // the counters are plain bytes, and tests run one at a time per process.
             f(unsafe { std::slice::from_raw_parts_mut(start as *mut u8, len) });
         }
     }
-}
 
-/// Number of edge counters linked in (0 without instrumented code).
-pub fn counters() -> usize {
-    let mut total = 0;
-    #[cfg(feature = "sancov")]
-    registered::each(|c| total += c.len());
-    total
-}
+    fn counters(&self) -> usize {
+        let mut total = 0;
+        self.each(|c| total += c.len());
+        total
+    }
 
-/// Clears every edge counter (before a test).
-pub fn reset() {
-    #[cfg(feature = "sancov")]
-    registered::each(|c| c.fill(0));
-}
+    fn reset(&self) {
+        self.each(|c| c.fill(0));
+    }
 
-/// The ids of the edges run since the last [`reset`], sorted: [`edge_id`] of each counter's
-/// position across the registered arrays.
-pub fn edges_hit() -> Vec<u32> {
-    #[allow(unused_mut)]
-    let mut hit = Vec::new();
-    #[cfg(feature = "sancov")]
-    {
-        let mut base = 0;
-        registered::each(|c| {
+    fn edges_hit(&self) -> Vec<u32> {
+        let (mut hit, mut base) = (Vec::new(), 0);
+        self.each(|c| {
             hit.extend(
                 c.iter()
                     .enumerate()
@@ -83,8 +71,34 @@ pub fn edges_hit() -> Vec<u32> {
             base += c.len();
         });
         hit.sort_unstable();
+        hit
     }
-    hit
+}
+
+/// SanitizerCoverage's registration callback: one call per instrumented module at start-up.
+///
+/// # Safety
+/// Called by instrumented code's constructors with the bounds of its counter section.
+#[cfg(feature = "sancov")]
+#[no_mangle]
+pub unsafe extern "C" fn __sanitizer_cov_8bit_counters_init(start: *mut u8, stop: *mut u8) {
+    REGISTERED.register(start, stop);
+}
+
+/// Number of edge counters linked in (0 without instrumented code).
+pub fn counters() -> usize {
+    REGISTERED.counters()
+}
+
+/// Clears every edge counter (before a test).
+pub fn reset() {
+    REGISTERED.reset();
+}
+
+/// The ids of the edges run since the last [`reset`], sorted: [`edge_id`] of each counter's
+/// position across the registered arrays.
+pub fn edges_hit() -> Vec<u32> {
+    REGISTERED.edges_hit()
 }
 
 /// The coverage id of edge counter `index`: a hash in the id space of Python lines
@@ -104,34 +118,40 @@ mod tests {
         assert_eq!(edge_id(7), edge_id(7));
     }
 
-    #[cfg(not(feature = "sancov"))]
-    #[test]
-    fn without_the_feature_there_are_no_counters() {
-        reset();
-        assert_eq!(counters(), 0);
-        assert!(edges_hit().is_empty());
-    }
-
-    #[cfg(feature = "sancov")]
     #[test]
     fn a_registered_counter_that_ran_is_an_edge_hit_until_reset() {
-        static mut FAKE_MODULE: [u8; 8] = [0; 8];
-        let base = counters();
-        // SAFETY: the array is static and only this test touches it.
+        static mut MODULE_A: [u8; 8] = [0; 8];
+        static mut MODULE_B: [u8; 4] = [0; 4];
+        let regions = Regions(Mutex::new(Vec::new()));
+        // SAFETY: the arrays are static and only this test touches them.
         unsafe {
-            let start = std::ptr::addr_of_mut!(FAKE_MODULE) as *mut u8;
-            registered::__sanitizer_cov_8bit_counters_init(start, start.add(8));
-            registered::__sanitizer_cov_8bit_counters_init(start, start.add(8));
+            let a = std::ptr::addr_of_mut!(MODULE_A) as *mut u8;
+            let b = std::ptr::addr_of_mut!(MODULE_B) as *mut u8;
+            regions.register(a, a.add(8));
+            regions.register(a, a.add(8));
+            regions.register(b, b.add(4));
             assert_eq!(
-                counters(),
-                base + 8,
+                regions.counters(),
+                12,
                 "a region registered twice counts once"
             );
-            reset();
-            *start.add(3) = 1;
+            regions.reset();
+            assert!(regions.edges_hit().is_empty());
+            *a.add(3) = 1;
+            *b.add(1) = 200;
         }
-        assert!(edges_hit().contains(&edge_id(base + 3)));
-        reset();
-        assert!(!edges_hit().contains(&edge_id(base + 3)));
+        // The second array's edges are numbered after the first's.
+        let mut expected = vec![edge_id(3), edge_id(8 + 1)];
+        expected.sort_unstable();
+        assert_eq!(regions.edges_hit(), expected);
+        regions.reset();
+        assert!(regions.edges_hit().is_empty());
+    }
+
+    #[cfg(not(feature = "sancov"))]
+    #[test]
+    fn without_the_feature_nothing_registers() {
+        assert_eq!(counters(), 0);
+        assert!(edges_hit().is_empty());
     }
 }

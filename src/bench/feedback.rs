@@ -5,7 +5,8 @@
 //!
 //! The yardstick is the compiler's own work as a campaign sees it
 //! ([`crate::campaign::Stats::compiler_coverage`]: distinct (optimization fired, op type)
-//! pairs and Python lines of a Python-hosted compiler), sampled over time from each side's
+//! pairs, Python lines of a Python-hosted compiler, and tract's own edges in a build made by
+//! `scripts/sancov-build`), sampled over time from each side's
 //! `stats.csv`, and the distinct bugs after dedup ([`crate::report::summarize`]). Written
 //! under the bench folder: both campaigns, `feedback.csv` (one row per sample and side), and
 //! `feedback.png` (coverage over time, both sides).
@@ -89,7 +90,7 @@ pub fn feedback(target: &str, time: Duration, seed: u64, out: &Path) -> Result<V
         "target": info.name,
         "seed": seed,
         "seconds_per_side": time.as_secs_f64(),
-        "coverage": "distinct (optimization fired, op type) pairs + Python lines of the compiler",
+        "coverage": "distinct (optimization fired, op type) pairs + Python lines of the compiler + its instrumented edges (sancov builds)",
         "guided_coverage": guided.coverage,
         "random_coverage": random.coverage,
         "coverage_ratio": guided.coverage as f64 / random.coverage.max(1) as f64,

@@ -40,7 +40,7 @@ pub struct Outcome {
     pub verdict: Verdict,
     /// Operator nodes in the tested case.
     pub nodes: usize,
-    /// Its op types, sorted and distinct, comma-separated.
+    /// Its op types (a program's rows), sorted and distinct, comma-separated.
     pub ops: String,
     /// Optimizations the backend reported as having changed the model.
     pub fired: Vec<String>,
@@ -124,7 +124,7 @@ pub fn run_request(target: &dyn FuzzTarget, request: &Request, inflight: Option<
     };
     Outcome {
         nodes: run.nodes(),
-        ops: run.op_types(),
+        ops: run.ops_tested(),
         fired: run.fired,
         coverage: run.coverage,
         verdict: run.verdict,

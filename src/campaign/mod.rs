@@ -65,11 +65,13 @@ pub struct Stats {
     /// Distinct coverage features seen: transformers fired and op types tested.
     #[serde(default)]
     pub features: usize,
-    /// Distinct Python lines of the compiler covered (Python-hosted targets).
+    /// Distinct units of the compiler's own code covered: Python lines (Python-hosted
+    /// targets) and edges of instrumented compiler crates ([`crate::sancov`]).
     #[serde(default)]
     pub py_lines: usize,
     /// The compiler's own work the campaign observed: distinct (optimization fired, op type
-    /// of the test) pairs plus Python lines covered. What `dlcfuzz bench feedback` compares.
+    /// of the test) pairs plus the units of code in [`Stats::py_lines`]. What `dlcfuzz bench
+    /// feedback` compares.
     #[serde(default)]
     pub compiler_coverage: usize,
     /// Highest resident set of a process running tests (the worker, or this process when

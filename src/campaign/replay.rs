@@ -101,7 +101,7 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<Replayed, String> 
     Ok(Replayed {
         target: config.name,
         nodes: run.nodes(),
-        ops: run.op_types(),
+        ops: run.ops_tested(),
         verdict: run.verdict,
         model_matches_saved,
         warnings,

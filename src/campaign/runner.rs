@@ -124,8 +124,9 @@ struct State {
     /// HirFuzz's constraint-level policy (targets with mutations).
     #[serde(default)]
     levels: LevelPolicy,
-    /// Ids of the Python lines covered so far ([`crate::backend::python::coverage::line_id`]):
-    /// features too, kept as numbers rather than among the named ones.
+    /// Ids of the Python lines ([`crate::backend::python::coverage::line_id`]) and
+    /// instrumented edges ([`crate::sancov::edge_id`]) covered so far: features too, kept as
+    /// numbers rather than among the named ones.
     #[serde(default)]
     py_lines: BTreeSet<u32>,
     /// The seed pool's counts (pattern campaigns).

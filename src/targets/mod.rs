@@ -176,8 +176,18 @@ impl TargetRun {
         self.case.as_ref().map_or(0, |c| c.graph.op_count())
     }
 
-    /// Sorted, distinct op types of the tested graph, or of the tested program.
+    /// Sorted, distinct op types of the tested graph (empty without one): what a finding's
+    /// report names.
     pub fn op_types(&self) -> String {
+        self.case
+            .as_ref()
+            .map(TestCase::op_types)
+            .unwrap_or_default()
+    }
+
+    /// Sorted, distinct op types of the tested graph, or the rows of the tested program:
+    /// what the campaign pairs with the optimizations fired as coverage.
+    pub fn ops_tested(&self) -> String {
         match &self.case {
             Some(case) => case.op_types(),
             None => {
