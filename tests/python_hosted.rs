@@ -162,7 +162,8 @@ fn torch_surface_programs_are_valid_and_mutations_preserve_them() {
 /// The standalone reproducers of the Python-hosted and TorchScript targets run without
 /// dlcfuzz in the Python compilers' environment: on seeds that pass, each prints its release
 /// and says "not reproduced" (exit 0), so a live finding's exit 1 means the bug. (The
-/// Python-hosted targets' runs carry their Python line coverage.)
+/// Python-hosted targets' runs carry their Python line coverage; torch.compile's, the ATen
+/// ops Inductor lowered.)
 #[test]
 fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
     use dlcfuzz::targets::{build, TargetConfig};
@@ -190,6 +191,15 @@ fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
             let hosted = name != "torchscript_cpu";
             let collects = dlcfuzz::backend::python::coverage::Mode::current().collects();
             assert_eq!(!run.coverage.is_empty(), hosted && collects, "{name}");
+            // torch.compile's runs name what Inductor lowered, and the program's rows.
+            if name == "torch_compile_cpu" {
+                assert!(
+                    run.fired.iter().any(|f| f.starts_with("lowering:")),
+                    "{:?}",
+                    run.fired
+                );
+                assert!(!run.ops_tested().is_empty());
+            }
             let (_, files) = target.files(&bytes, &[]);
             let dir = tempfile::tempdir().expect("temp dir");
             for (file, contents) in &files {
@@ -407,4 +417,49 @@ fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
     );
     assert_eq!(compile_once(), first, "a second compile does the same work");
     assert!(host.lock().unwrap().take_fired().is_empty());
+}
+
+/// Every Inductor configuration a torch.compile test may draw (cpp_wrapper, freezing under
+/// no_grad, max-autotune) compiles and runs a small program in the host, and agrees with
+/// eager on it; their specs are the ones the target sends.
+#[test]
+fn every_inductor_setting_compiles_a_program_the_host_runs() {
+    use dlcfuzz::ir::{Buffer, Tensor};
+    use dlcfuzz::targets::torch_compile::{Compiler, Mode};
+    if !dlcfuzz::paths::python_env().exists() {
+        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
+        return;
+    }
+    let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(600))));
+    let source = "import torch\n\ndef main(x, w):\n    return (torch.relu(x @ w + 1.0).sum(0),)\n";
+    for bits in 1..4u8 {
+        let mode = Mode::of(bits << 6, Compiler::Inductor);
+        let label = mode.setting.label().expect("not the default");
+        let mut request = Frame::new(json!({}));
+        let input = Tensor {
+            data: Buffer::F32((0..16).map(|k| k as f32 / 8.0 - 1.0).collect()),
+            shape: vec![4, 4],
+        };
+        let inputs = vec![request.tensor(&input), request.tensor(&input)];
+        request.header = json!({
+            "op": "torch_program",
+            "source": source,
+            "inputs": inputs,
+            "compile": mode.compile("inductor", &serde_json::Value::Null, &json!({})),
+        });
+        let response = call(&host, "torch.compile", &request).expect("the host answers");
+        let named = runs(&response).expect("runs");
+        let (Some((_, Run::Outputs(eager))), Some((_, Run::Outputs(compiled)))) =
+            (named.first(), named.get(1))
+        else {
+            panic!("{label}: {named:?}");
+        };
+        let (want, got) = (eager[0].data.to_f64_vec(), compiled[0].data.to_f64_vec());
+        assert!(
+            want.iter()
+                .zip(&got)
+                .all(|(a, b)| (a - b).abs() <= 1e-4 * (1.0 + a.abs())),
+            "{label}: {want:?} vs {got:?}"
+        );
+    }
 }

@@ -32,8 +32,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// what their pass matches on (pins), read inputs that are not constant-folded, and feed the
 /// pattern's result to a consumer. Version 9: torch_onnx_export rows are only given the
 /// element types ONNX Runtime's CPU kernels handle for what they export to (probed).
-/// Version 10: that probe reads a float argument wherever the row takes one.
-pub const DECODER_VERSION: u32 = 10;
+/// Version 10: that probe reads a float argument wherever the row takes one. Version 11:
+/// torch.compile's mode byte draws Inductor's configuration from its top two bits.
+pub const DECODER_VERSION: u32 = 11;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

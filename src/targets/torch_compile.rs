@@ -72,23 +72,36 @@ pub struct Mode {
     pub backward: bool,
     /// Batch sizes 1 then 2 (forward only).
     pub recompile: bool,
+    /// The Inductor configuration compiled under (Inductor only).
+    pub setting: Setting,
 }
 
 impl Mode {
-    /// The mode of byte `m`.
-    pub fn of(m: u8) -> Mode {
+    /// The mode of byte `m` for `compiler`: bits 0-1 dynamic, 2-3 backward, 4-5 recompile,
+    /// 6-7 Inductor's [`Setting`].
+    pub fn of(m: u8, compiler: Compiler) -> Mode {
         let backward = m & 0b1100 == 0b1100;
+        let setting = match compiler {
+            Compiler::Inductor => Setting::of(m >> 6, backward),
+            Compiler::OpenVino => Setting::Default,
+        };
         Mode {
             dynamic: m & 0b11 == 0b11,
             backward,
             recompile: !backward && m & 0b11_0000 == 0b11_0000,
+            setting,
         }
     }
 
-    /// `static`/`dynamic`, `fwd`/`bwd`, `once`/`recompile`, for signatures.
+    /// `static`/`dynamic`, `fwd`/`bwd`, `once`/`recompile`, and a setting other than the
+    /// default, for signatures.
     pub fn label(&self) -> String {
+        let setting = self
+            .setting
+            .label()
+            .map_or(String::new(), |s| format!(":{s}"));
         format!(
-            "{}:{}:{}",
+            "{}:{}:{}{setting}",
             if self.dynamic { "dynamic" } else { "static" },
             if self.backward { "bwd" } else { "fwd" },
             if self.recompile { "recompile" } else { "once" }
@@ -96,11 +109,78 @@ impl Mode {
     }
 
     /// The host's compile spec for `backend` with its `options` and Inductor `config`
-    /// patched.
-    fn compile(&self, backend: &str, options: &Value, config: &Value) -> Value {
+    /// patched (over the setting's, for Inductor).
+    pub fn compile(&self, backend: &str, options: &Value, config: &Value) -> Value {
         let batches: &[usize] = if self.recompile { &BATCHES } else { &[] };
+        let setting = if backend == Compiler::Inductor.backend() {
+            self.setting
+        } else {
+            Setting::Default
+        };
+        let mut patch = setting.config();
+        if let (Some(patch), Some(config)) = (patch.as_object_mut(), config.as_object()) {
+            patch.extend(config.clone());
+        }
         json!({"backend": backend, "options": options, "dynamic": self.dynamic,
-               "batches": batches, "config": config})
+               "batches": batches, "config": patch, "mode": setting.compile_mode(),
+               "no_grad": setting.no_grad()})
+    }
+}
+
+/// The Inductor configurations users compile with, one drawn per test: the default, the C++
+/// wrapper (`cpp_wrapper`, the AOT-style host code), freezing (weights as constants, only
+/// under `torch.no_grad()`: forward tests), and `mode="max-autotune-no-cudagraphs"` (template
+/// and tile autotuning; cudagraphs mean nothing on the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `torch.compile` as called without arguments.
+    Default,
+    /// `torch._inductor.config.cpp_wrapper = True`.
+    CppWrapper,
+    /// `torch._inductor.config.freezing = True`, the compiled calls under `torch.no_grad()`.
+    Freezing,
+    /// `torch.compile(mode="max-autotune-no-cudagraphs")`.
+    MaxAutotune,
+}
+
+impl Setting {
+    /// The setting of two mode bits; freezing needs a forward-only test.
+    fn of(bits: u8, backward: bool) -> Setting {
+        match bits & 0b11 {
+            1 => Setting::CppWrapper,
+            2 if !backward => Setting::Freezing,
+            3 => Setting::MaxAutotune,
+            _ => Setting::Default,
+        }
+    }
+
+    /// Its name in signatures (`None`: the default).
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            Setting::Default => None,
+            Setting::CppWrapper => Some("cpp_wrapper"),
+            Setting::Freezing => Some("freezing"),
+            Setting::MaxAutotune => Some("max-autotune"),
+        }
+    }
+
+    /// The Inductor config it patches, as a JSON object.
+    pub fn config(self) -> Value {
+        match self {
+            Setting::CppWrapper => json!({"cpp_wrapper": true}),
+            Setting::Freezing => json!({"freezing": true}),
+            Setting::Default | Setting::MaxAutotune => json!({}),
+        }
+    }
+
+    /// Its `torch.compile(mode=...)`, if any.
+    pub fn compile_mode(self) -> Option<&'static str> {
+        (self == Setting::MaxAutotune).then_some("max-autotune-no-cudagraphs")
+    }
+
+    /// Whether the compiled calls run under `torch.no_grad()`.
+    pub fn no_grad(self) -> bool {
+        self == Setting::Freezing
     }
 }
 
@@ -218,7 +298,7 @@ impl FuzzTarget for TorchCompileHarness {
                 test
             }
         };
-        (None, self.finding_files(&test, Mode::of(m)))
+        (None, self.finding_files(&test, Mode::of(m, self.compiler)))
     }
 }
 
@@ -304,7 +384,7 @@ impl TorchCompileHarness {
 
     fn tested(&self, bytes: &[u8], edits: &[Edit]) -> TargetRun {
         let ([m], rest) = padded_head::<1>(bytes);
-        let mode = Mode::of(m);
+        let mode = Mode::of(m, self.compiler);
         let test = match self
             .source
             .program(&self.host, BACKEND, self.device, rest, edits)
@@ -421,8 +501,12 @@ impl TorchCompileHarness {
                     let verdict = stage_failure(BACKEND, name, e);
                     return match verdict {
                         Verdict::Found(mut f) if e.component() == "inductor" => {
-                            f.detail =
-                                format!("{}\n{}", self.switch(test, mode, name, None), f.detail);
+                            f.detail = format!(
+                                "{}{}\n{}",
+                                self.switch(test, mode, name, None),
+                                self.setting_blame(test, mode, name, None),
+                                f.detail
+                            );
                             Verdict::Found(f)
                         }
                         other => other,
@@ -489,7 +573,11 @@ impl TorchCompileHarness {
             ));
         }
         let detail = if component == "inductor" {
-            format!("{detail}; {}", self.switch(test, mode, name, Some(k)))
+            format!(
+                "{detail}; {}{}",
+                self.switch(test, mode, name, Some(k)),
+                self.setting_blame(test, mode, name, Some(k))
+            )
         } else {
             detail
         };
@@ -516,6 +604,30 @@ impl TorchCompileHarness {
         match gone {
             Some((switch, patch)) => format!("gone with Inductor's {switch} switched ({patch})"),
             None => "no Inductor switch tried makes it go away".to_string(),
+        }
+    }
+
+    /// For a test compiled under a [`Setting`] other than the default: whether the finding
+    /// on output `k` (`None`: a failed compile) of run `name` goes away under the default,
+    /// said as a clause for its detail (empty for the default setting).
+    fn setting_blame(
+        &self,
+        test: &SurfaceTest,
+        mode: Mode,
+        name: &str,
+        k: Option<usize>,
+    ) -> String {
+        let Some(label) = mode.setting.label() else {
+            return String::new();
+        };
+        let default = Mode {
+            setting: Setting::Default,
+            ..mode
+        };
+        if self.agrees_with(test, default, name, k, "inductor", &json!({})) {
+            format!("; gone under the default configuration: the {label} setting is at fault")
+        } else {
+            format!("; also under the default configuration, not only with {label}")
         }
     }
 
@@ -561,5 +673,58 @@ impl TorchCompileHarness {
                 (Some(a), Some(b)) => error(a, b, scalar) <= 1.0,
                 _ => false,
             }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mode_bytes_top_bits_draw_inductors_configuration() {
+        let settings: Vec<Setting> = (0..4u8)
+            .map(|b| Mode::of(b << 6, Compiler::Inductor).setting)
+            .collect();
+        assert_eq!(
+            settings,
+            [
+                Setting::Default,
+                Setting::CppWrapper,
+                Setting::Freezing,
+                Setting::MaxAutotune
+            ]
+        );
+        // Freezing only where nothing needs gradients; OpenVINO takes none of them.
+        assert_eq!(
+            Mode::of(0b10_00_11_00, Compiler::Inductor).setting,
+            Setting::Default
+        );
+        assert_eq!(
+            Mode::of(0b11_00_00_00, Compiler::OpenVino).setting,
+            Setting::Default
+        );
+        assert_eq!(
+            Mode::of(0b01_00_00_11, Compiler::Inductor).label(),
+            "dynamic:fwd:once:cpp_wrapper"
+        );
+        assert_eq!(Mode::of(0, Compiler::Inductor).label(), "static:fwd:once");
+    }
+
+    #[test]
+    fn a_settings_compile_spec_carries_its_mode_config_and_grad_mode() {
+        let frozen = Mode::of(0b10 << 6, Compiler::Inductor);
+        let spec = frozen.compile("inductor", &Value::Null, &json!({"cpp.simdlen": 1}));
+        assert_eq!(spec["config"], json!({"freezing": true, "cpp.simdlen": 1}));
+        assert_eq!(spec["no_grad"], json!(true));
+        assert!(spec["mode"].is_null());
+        let tuned = Mode::of(0b11 << 6, Compiler::Inductor);
+        let spec = tuned.compile("inductor", &Value::Null, &json!({}));
+        assert_eq!(spec["mode"], json!("max-autotune-no-cudagraphs"));
+        // Another backend (aot_eager, for localization) compiles as called plainly.
+        let spec = frozen.compile("aot_eager", &Value::Null, &json!({}));
+        assert_eq!(
+            (spec["config"].clone(), spec["no_grad"].clone()),
+            (json!({}), json!(false))
+        );
     }
 }

@@ -381,9 +381,10 @@ def _program(req, blobs):
 
 def torch_program(req, blobs):
     """Runs a torch program: eager and the conditioning runs of `_program`; then, with
-    `compile` ({backend, options, dynamic, batches, config}): torch.compile of `main` (with the
-    backend's `options`) called once (no batches) or of a batched `main` on each batch size,
-    Inductor's `config` patched."""
+    `compile` ({backend, options, dynamic, batches, config, mode, no_grad}): torch.compile of
+    `main` (with the backend's `options`, or its `mode`) called once (no batches) or of a
+    batched `main` on each batch size, Inductor's `config` patched, under `torch.no_grad()`
+    when `no_grad`."""
     torch, runs, main, xs = _program(req, blobs)
     spec = req.get("compile")
     if main is not None and spec:
@@ -395,12 +396,15 @@ def torch_program(req, blobs):
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
         fn = _batched(main) if batches else main
+        # torch.compile takes a mode or options, not both.
+        mode = {"mode": spec["mode"]} if spec.get("mode") else {}
         compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")),
-                                 options=spec.get("options") or None)
+                                 options=None if mode else spec.get("options") or None, **mode)
         # Inductor compiles on the first call: the patch must cover the calls.
         patch = spec.get("config") or {}
+        grad = torch.no_grad() if spec.get("no_grad") else contextlib.nullcontext()
         before = _counter_snapshot(torch)
-        with inductor_config.patch(patch) if patch else contextlib.nullcontext():
+        with grad, inductor_config.patch(patch) if patch else contextlib.nullcontext():
             if not batches:
                 runs.record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
             for batch in batches:

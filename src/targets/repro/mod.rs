@@ -75,10 +75,12 @@ pub fn torch_compile(
         r#""""torch.compile reproducer written by dlcfuzz: eager vs compiled, each output within
 its type's tolerance. Usage: python3 repro.py [backend] ({backend} by default; aot_eager
 tells the backend's bugs from Dynamo's and AOT Autograd's)."""
+import contextlib
 import sys
 
 import numpy as np
 import torch
+import torch._inductor.config
 
 print("release: torch", torch.__version__)
 # ---- the program
@@ -87,9 +89,14 @@ print("release: torch", torch.__version__)
 {inputs}
 TYPES = {types:?}
 DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
+# Inductor's configuration as the fuzzer compiled with it (mode, config patch, no_grad).
+MODE, CONFIG, NO_GRAD = {compile_mode}, {config}, {no_grad}
 {tolerance}
 backend = sys.argv[1] if len(sys.argv) > 1 else "{backend}"
 options = {options} if backend == "{backend}" else None
+if backend != "inductor":
+    MODE, CONFIG, NO_GRAD = None, {{}}, False
+kwargs = dict(mode=MODE) if MODE else dict(options=options)
 xs = [torch.from_numpy(a).to(getattr(torch, t)).to("{device}") for a, t in zip(arrays, TYPES)]
 
 
@@ -121,23 +128,39 @@ def compare(name, want, got):
 
 def check():
     eager = run(main)
-    if RECOMPILE:
-        compiled = torch.compile(batched, backend=backend, dynamic=DYNAMIC, options=options)
-        for batch in (1, 2):
-            result = compiled(*[torch.stack([x] * batch) for x in xs])
-            compare(f"batch {{batch}}", eager, [r[batch - 1] for r in result])
-    else:
-        compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC, options=options)))
+    grad = torch.no_grad() if NO_GRAD else contextlib.nullcontext()
+    with grad, torch._inductor.config.patch(CONFIG):
+        if RECOMPILE:
+            compiled = torch.compile(batched, backend=backend, dynamic=DYNAMIC, **kwargs)
+            for batch in (1, 2):
+                result = compiled(*[torch.stack([x] * batch) for x in xs])
+                compare(f"batch {{batch}}", eager, [r[batch - 1] for r in result])
+        else:
+            compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC, **kwargs)))
 {verdict}"#,
         inputs = inputs_literal("arrays", &values),
         dynamic = py(mode.dynamic),
         backward = py(mode.backward),
         recompile = py(mode.recompile),
+        compile_mode = mode
+            .setting
+            .compile_mode()
+            .map_or("None".to_string(), |m| format!("{m:?}")),
+        config = python_dict(&mode.setting.config()),
+        no_grad = py(mode.setting.no_grad()),
         tolerance = tolerance_literal(),
         verdict = VERDICT,
         backend = compiler.backend(),
         options = compiler.python_options(),
     )
+}
+
+/// A JSON object of Inductor switches (boolean and number values) as a Python dict literal.
+fn python_dict(object: &serde_json::Value) -> String {
+    object
+        .to_string()
+        .replace("true", "True")
+        .replace("false", "False")
 }
 
 /// `TOLERANCE = {...}`: every torch type's `(rtol, atol)`, as the campaign's first check.
