@@ -311,7 +311,6 @@ fn program_reduction_keeps_what_an_output_needs_and_replays_from_its_edits() {
 #[test]
 fn a_torch_compile_returns_the_inductor_lines_it_ran() {
     use dlcfuzz::backend::python::coverage::{self, Mode};
-    use dlcfuzz::ir::{Buffer, Tensor};
     if !dlcfuzz::paths::python_env().exists() || !Mode::current().collects() {
         eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers), or DLCFUZZ_PY_COVERAGE=0");
         return;
@@ -323,19 +322,7 @@ fn a_torch_compile_returns_the_inductor_lines_it_ran() {
         .versions(&["torch"])
         .expect("torch and coverage import");
     let source = "import torch\n\ndef main(x, w):\n    h = torch.relu(x @ w)\n    return (torch.softmax(h, dim=1) * torch.sin(x).sum(1, keepdim=True),)\n";
-    let mut request = Frame::new(json!({}));
-    let values: Vec<f32> = (0..16).map(|k| k as f32 / 8.0 - 1.0).collect();
-    let input = Tensor {
-        data: Buffer::F32(values),
-        shape: vec![4, 4],
-    };
-    let inputs = vec![request.tensor(&input), request.tensor(&input)];
-    request.header = json!({
-        "op": "torch_program",
-        "source": source,
-        "inputs": inputs,
-        "compile": {"backend": "inductor"},
-    });
+    let request = two_input_program(source, json!({"backend": "inductor"}));
     host.lock().unwrap().take_coverage();
     let response = call(&host, "torch.compile", &request).expect("the host answers");
     let named = runs(&response).expect("runs");
@@ -371,12 +358,30 @@ fn a_torch_compile_returns_the_inductor_lines_it_ran() {
     assert!(host.lock().unwrap().take_coverage().is_empty());
 }
 
+/// A `torch_program` request of `source` on two float32 [4, 4] inputs, compiled as
+/// `compile` says.
+fn two_input_program(source: &str, compile: serde_json::Value) -> Frame {
+    use dlcfuzz::ir::{Buffer, Tensor};
+    let mut request = Frame::new(json!({}));
+    let input = Tensor {
+        data: Buffer::F32((0..16).map(|k| k as f32 / 8.0 - 1.0).collect()),
+        shape: vec![4, 4],
+    };
+    let inputs = vec![request.tensor(&input), request.tensor(&input)];
+    request.header = json!({
+        "op": "torch_program",
+        "source": source,
+        "inputs": inputs,
+        "compile": compile,
+    });
+    request
+}
+
 /// Inductor's own work as the optimizations a torch.compile request fired: the ops it
 /// lowered, the ATen fallbacks it kept, its counters; and the same set again when the same
 /// program is compiled again (no on-disk cache answers in the compiler's stead).
 #[test]
 fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
-    use dlcfuzz::ir::{Buffer, Tensor};
     if !dlcfuzz::paths::python_env().exists() {
         eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
         return;
@@ -385,18 +390,7 @@ fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
     let source =
         "import torch\n\ndef main(x, w):\n    return (torch.relu(x @ w), torch.cumsum(x, 0))\n";
     let compile_once = || {
-        let mut request = Frame::new(json!({}));
-        let input = Tensor {
-            data: Buffer::F32((0..16).map(|k| k as f32 / 8.0 - 1.0).collect()),
-            shape: vec![4, 4],
-        };
-        let inputs = vec![request.tensor(&input), request.tensor(&input)];
-        request.header = json!({
-            "op": "torch_program",
-            "source": source,
-            "inputs": inputs,
-            "compile": {"backend": "inductor"},
-        });
+        let request = two_input_program(source, json!({"backend": "inductor"}));
         call(&host, "torch.compile", &request).expect("the host answers");
         host.lock().unwrap().take_fired()
     };
@@ -424,7 +418,6 @@ fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
 /// eager on it; their specs are the ones the target sends.
 #[test]
 fn every_inductor_setting_compiles_a_program_the_host_runs() {
-    use dlcfuzz::ir::{Buffer, Tensor};
     use dlcfuzz::targets::torch_compile::{Compiler, Mode};
     if !dlcfuzz::paths::python_env().exists() {
         eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
@@ -435,18 +428,8 @@ fn every_inductor_setting_compiles_a_program_the_host_runs() {
     for bits in 1..4u8 {
         let mode = Mode::of(bits << 6, Compiler::Inductor);
         let label = mode.setting.label().expect("not the default");
-        let mut request = Frame::new(json!({}));
-        let input = Tensor {
-            data: Buffer::F32((0..16).map(|k| k as f32 / 8.0 - 1.0).collect()),
-            shape: vec![4, 4],
-        };
-        let inputs = vec![request.tensor(&input), request.tensor(&input)];
-        request.header = json!({
-            "op": "torch_program",
-            "source": source,
-            "inputs": inputs,
-            "compile": mode.compile("inductor", &serde_json::Value::Null, &json!({})),
-        });
+        let compile = mode.compile("inductor", &serde_json::Value::Null, &json!({}));
+        let request = two_input_program(source, compile);
         let response = call(&host, "torch.compile", &request).expect("the host answers");
         let named = runs(&response).expect("runs");
         let (Some((_, Run::Outputs(eager))), Some((_, Run::Outputs(compiled)))) =
