@@ -311,8 +311,11 @@ fn program_reduction_keeps_what_an_output_needs_and_replays_from_its_edits() {
 #[test]
 fn a_torch_compile_returns_the_inductor_lines_it_ran() {
     use dlcfuzz::backend::python::coverage::{self, Mode};
-    if !dlcfuzz::paths::python_env().exists() || !Mode::current().collects() {
-        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers), or DLCFUZZ_PY_COVERAGE=0");
+    if !python_compilers_installed() {
+        return;
+    }
+    if !Mode::current().collects() {
+        eprintln!("skipped: DLCFUZZ_PY_COVERAGE=0");
         return;
     }
     let config = HostConfig::local(Duration::from_secs(300)).covering(coverage::TORCH);
@@ -358,6 +361,16 @@ fn a_torch_compile_returns_the_inductor_lines_it_ran() {
     assert!(host.lock().unwrap().take_coverage().is_empty());
 }
 
+/// Whether the Python-hosted compilers are installed in `.deps/python`; says the test is
+/// skipped when not.
+fn python_compilers_installed() -> bool {
+    let installed = dlcfuzz::paths::python_env().exists();
+    if !installed {
+        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
+    }
+    installed
+}
+
 /// A `torch_program` request of `source` on two float32 [4, 4] inputs, compiled as
 /// `compile` says.
 fn two_input_program(source: &str, compile: serde_json::Value) -> Frame {
@@ -382,8 +395,7 @@ fn two_input_program(source: &str, compile: serde_json::Value) -> Frame {
 /// program is compiled again (no on-disk cache answers in the compiler's stead).
 #[test]
 fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
-    if !dlcfuzz::paths::python_env().exists() {
-        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
+    if !python_compilers_installed() {
         return;
     }
     let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(300))));
@@ -419,8 +431,7 @@ fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
 #[test]
 fn every_inductor_setting_compiles_a_program_the_host_runs() {
     use dlcfuzz::targets::torch_compile::{Compiler, Mode};
-    if !dlcfuzz::paths::python_env().exists() {
-        eprintln!("skipped: no .deps/python (scripts/setup.sh --python-compilers)");
+    if !python_compilers_installed() {
         return;
     }
     let host = Mutex::new(PythonHost::new(HostConfig::local(Duration::from_secs(600))));

@@ -246,10 +246,12 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
         },
         _ => (reduced_ops(), crash_symptom(crash_message(f))),
     };
-    let mut ops: Vec<String> = ops.into_iter().filter(|o| !o.is_empty()).collect();
-    ops.sort();
-    ops.dedup();
-    format!("{class}|{}|{}|{symptom}", culprits.join("+"), ops.join(","))
+    let ops: Vec<String> = ops.into_iter().filter(|o| !o.is_empty()).collect();
+    format!(
+        "{class}|{}|{}|{symptom}",
+        culprits.join("+"),
+        crate::gen::distinct_ops(ops)
+    )
 }
 
 /// The key of a finding not reduced yet: its exact signature, or for a crash its normalized

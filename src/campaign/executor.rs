@@ -58,15 +58,13 @@ impl Outcome {
     /// The outcome of a test whose process died: a crash, hang or out-of-memory finding
     /// named after the op types of the model it was running, when it left one.
     pub fn of_death(death: Death) -> Outcome {
-        let mut ops = death
+        let ops = death
             .model
             .as_deref()
             .and_then(crate::emit::read::node_op_types)
             .unwrap_or_default();
         let nodes = ops.len();
-        ops.sort();
-        ops.dedup();
-        let ops = ops.join(",");
+        let ops = crate::gen::distinct_ops(ops);
         Outcome {
             verdict: Verdict::Found(super::dedup::death_finding(&death, &ops)),
             nodes,

@@ -146,6 +146,17 @@ impl Recipe {
     }
 }
 
+/// `ops` sorted, de-duplicated and comma-separated: how signatures, reports and coverage
+/// features name a test's op types.
+pub fn distinct_ops<S: AsRef<str> + Ord>(mut ops: Vec<S>) -> String {
+    ops.sort_unstable();
+    ops.dedup();
+    ops.iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<&str>>()
+        .join(",")
+}
+
 /// A generated test case: the graph plus values for its inputs and weights.
 #[derive(Clone, Debug)]
 pub struct TestCase {
@@ -195,10 +206,7 @@ impl TestCase {
     /// Sorted, de-duplicated op types of the graph, comma-separated (part of inconsistency
     /// signatures and of coverage features).
     pub fn op_types(&self) -> String {
-        let mut ops = self.op_sequence();
-        ops.sort_unstable();
-        ops.dedup();
-        ops.join(",")
+        distinct_ops(self.op_sequence())
     }
 
     /// Decodes `bytes` into a valid test case using the choices in `menu`.

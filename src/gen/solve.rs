@@ -300,6 +300,7 @@ thread_local! {
 mod tests {
     use super::*;
     use crate::sym::vars::bin_range;
+    use crate::sym::Int;
     use arbitrary::Unstructured;
 
     #[test]
@@ -311,24 +312,25 @@ mod tests {
         assert_eq!(bin_range(4, 5), (5, 5));
     }
 
+    /// A table of two variables, `a` in 1..=`hi` and `b` in `b_lo`..=`hi`, hinted by `bytes`.
+    fn two_vars(bytes: &[u8], b_lo: i64, hi: i64) -> (VarTable, Int, Int) {
+        let mut u = Unstructured::new(bytes);
+        let mut t = VarTable::default();
+        let a = t.fresh("a", 1, hi, &mut u);
+        let b = t.fresh("b", b_lo, hi, &mut u);
+        (t, a, b)
+    }
+
     #[test]
     fn hints_are_kept_when_they_satisfy() {
-        let bytes = [2u8, 0, 3, 1];
-        let mut u = Unstructured::new(&bytes);
-        let mut t = VarTable::default();
-        let a = t.fresh("a", 1, 64, &mut u);
-        let b = t.fresh("b", 1, 64, &mut u);
+        let (t, a, b) = two_vars(&[2, 0, 3, 1], 1, 64);
         let hints: Vec<i64> = t.vars().iter().map(|v| v.hint).collect();
         assert_eq!(t.solve(&[a.le(b)]), Some(hints));
     }
 
     #[test]
     fn z3_repairs_violated_hints_and_respects_nonlinear_requires() {
-        let bytes = [0u8; 8];
-        let mut u = Unstructured::new(&bytes);
-        let mut t = VarTable::default();
-        let a = t.fresh("a", 1, 16, &mut u);
-        let b = t.fresh("b", 1, 16, &mut u);
+        let (t, a, b) = two_vars(&[0; 8], 1, 16);
         let sol = t
             .solve(&[(&a * &b).eq(12i64), a.gt(b.clone())])
             .expect("satisfiable");
@@ -339,11 +341,7 @@ mod tests {
 
     #[test]
     fn a_question_z3_answered_is_answered_alike_from_memory() {
-        let bytes = [0u8; 8];
-        let mut u = Unstructured::new(&bytes);
-        let mut t = VarTable::default();
-        let a = t.fresh("a", 1, 1000, &mut u);
-        let b = t.fresh("b", 2, 1000, &mut u);
+        let (t, a, b) = two_vars(&[0; 8], 2, 1000);
         // 391 = 23 × 17: beyond concrete repair's scan around the hints, so z3 answers.
         let requires = [(&a * &b).eq(391i64), a.gt(b.clone())];
         let remembered = |t: &VarTable| {

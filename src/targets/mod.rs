@@ -190,12 +190,7 @@ impl TargetRun {
     pub fn ops_tested(&self) -> String {
         match &self.case {
             Some(case) => case.op_types(),
-            None => {
-                let mut ops = self.program_ops.clone();
-                ops.sort_unstable();
-                ops.dedup();
-                ops.join(",")
-            }
+            None => crate::gen::distinct_ops(self.program_ops.clone()),
         }
     }
 }

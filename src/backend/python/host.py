@@ -180,17 +180,14 @@ def _fired_between(before, after):
     return {k for k, v in after.items() if v > before.get(k, 0)}
 
 
-_LOWERING_WATCHED = []
-
-
 def _watch_lowerings(torch):
     """Once per host: every ATen op Inductor lowers is recorded as `lowering:OP`, or as
     `fallback:OP` when Inductor runs it as an ATen fallback kernel."""
-    if _LOWERING_WATCHED:
-        return
     from torch._inductor import graph, lowering
 
     original = graph.GraphLowering.call_function
+    if getattr(original, "dlcfuzz_watch", False):
+        return
 
     def call_function(self, target, args, kwargs):
         result = original(self, target, args, kwargs)
@@ -199,8 +196,8 @@ def _watch_lowerings(torch):
             _FIRED.add(f"{kind}:{target.name()}")
         return result
 
+    call_function.dlcfuzz_watch = True
     graph.GraphLowering.call_function = call_function
-    _LOWERING_WATCHED.append(True)
 
 
 def _batched(main):

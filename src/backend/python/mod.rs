@@ -122,8 +122,6 @@ pub fn runs(response: &Frame) -> Result<Vec<(String, Run)>, String> {
         .collect()
 }
 
-/// The innermost Python frame of a `faulthandler` dump (`File "...", line N in f`), with
-/// the path cut to its package.
 /// The names in a response's `fired` list (none when it has none).
 fn fired_names(response: &Frame) -> impl Iterator<Item = String> + '_ {
     response.header["fired"]
@@ -133,6 +131,8 @@ fn fired_names(response: &Frame) -> impl Iterator<Item = String> + '_ {
         .filter_map(|name| name.as_str().map(str::to_string))
 }
 
+/// The innermost Python frame of a `faulthandler` dump (`File "...", line N in f`), with
+/// the path cut to its package.
 fn crash_site(stderr: &str) -> Option<String> {
     let line = stderr
         .lines()

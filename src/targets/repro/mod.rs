@@ -76,6 +76,7 @@ pub fn torch_compile(
 its type's tolerance. Usage: python3 repro.py [backend] ({backend} by default; aot_eager
 tells the backend's bugs from Dynamo's and AOT Autograd's)."""
 import contextlib
+import json
 import sys
 
 import numpy as np
@@ -90,7 +91,7 @@ print("release: torch", torch.__version__)
 TYPES = {types:?}
 DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
 # Inductor's configuration as the fuzzer compiled with it (mode, config patch, no_grad).
-MODE, CONFIG, NO_GRAD = {compile_mode}, {config}, {no_grad}
+MODE, CONFIG, NO_GRAD = {compile_mode}, json.loads({config:?}), {no_grad}
 {tolerance}
 backend = sys.argv[1] if len(sys.argv) > 1 else "{backend}"
 options = {options} if backend == "{backend}" else None
@@ -146,21 +147,13 @@ def check():
             .setting
             .compile_mode()
             .map_or("None".to_string(), |m| format!("{m:?}")),
-        config = python_dict(&mode.setting.config()),
+        config = mode.setting.config().to_string(),
         no_grad = py(mode.setting.no_grad()),
         tolerance = tolerance_literal(),
         verdict = VERDICT,
         backend = compiler.backend(),
         options = compiler.python_options(),
     )
-}
-
-/// A JSON object of Inductor switches (boolean and number values) as a Python dict literal.
-fn python_dict(object: &serde_json::Value) -> String {
-    object
-        .to_string()
-        .replace("true", "True")
-        .replace("false", "False")
 }
 
 /// `TOLERANCE = {...}`: every torch type's `(rtol, atol)`, as the campaign's first check.
