@@ -430,7 +430,7 @@ fn a_torch_compile_reports_the_lowerings_and_counters_it_fired_every_time() {
 /// eager on it; their specs are the ones the target sends.
 #[test]
 fn every_inductor_setting_compiles_a_program_the_host_runs() {
-    use dlcfuzz::targets::torch_compile::{Compiler, Mode};
+    use dlcfuzz::targets::compile_mode::{Compiler, Mode};
     if !python_compilers_installed() {
         return;
     }
@@ -454,6 +454,34 @@ fn every_inductor_setting_compiles_a_program_the_host_runs() {
                 .zip(&got)
                 .all(|(a, b)| (a - b).abs() <= 1e-4 * (1.0 + a.abs())),
             "{label}: {want:?} vs {got:?}"
+        );
+    }
+}
+
+/// The torch rows shaped like Inductor's pattern-matcher rewrites make Inductor fire the
+/// rewrite they aim at: a program holding an attention row fires `fuse_attention`'s pattern,
+/// one holding a scaled softmax the joint-graph softmax rewrite.
+#[test]
+fn rows_aimed_at_inductor_rewrites_fire_them() {
+    use dlcfuzz::bench::torch_patterns::{inputs_holding, INPUT_LEN};
+    use dlcfuzz::targets::torch_compile::TorchCompileHarness;
+    if !python_compilers_installed() {
+        return;
+    }
+    let harness = TorchCompileHarness::on("cpu", 10).expect("the torch.compile host starts");
+    let mut next = dlcfuzz::bench::random_inputs(1, INPUT_LEN);
+    for name in ["sdpa_divided", "softmax_divided"] {
+        let row = dlcfuzz::torch::ops::by_name(name).expect("a row");
+        let inputs = inputs_holding(&harness, row, 3, &mut next);
+        assert_eq!(inputs.len(), 3, "{name}: programs holding it are drawn");
+        let fired: Vec<Vec<String>> = inputs
+            .iter()
+            .map(|bytes| harness.test(bytes, &[]).fired)
+            .collect();
+        assert!(
+            fired.iter().any(|f| f.iter().any(|n| row.hits(n))),
+            "{name} never fired {:?}: {fired:?}",
+            row.aims
         );
     }
 }

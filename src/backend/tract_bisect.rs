@@ -10,7 +10,7 @@
 //! transformers.
 
 use super::bisect::Culprits;
-use super::tract::{Tract, LEVELS};
+use super::tract_model::{execute, typed, LEVELS};
 use super::{panic, BackendError};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
@@ -137,9 +137,9 @@ pub fn culprits(model: &OnnxModel, inputs: &[&Tensor], level: usize) -> Result<C
             LEVELS[1], LEVELS[2]
         ));
     }
-    let (typed, feeds) = Tract::typed(model, inputs).map_err(|e| e.message)?;
+    let (typed, feeds) = typed(model, inputs).map_err(|e| e.message)?;
     let run = |typed: TypedModel, feeds: TVec<TValue>| -> Outcome {
-        match panic::catch(|| Tract::execute(model, typed, feeds)) {
+        match panic::catch(|| execute(model, typed, feeds)) {
             Ok(Ok(outputs)) => Outcome::Outputs(outputs),
             Ok(Err(BackendError { message, .. })) | Err(message) => Outcome::Failed(message),
         }

@@ -3,9 +3,11 @@
 //! - [`target`]: execs/s and verdicts of any fuzz target, in process as libFuzzer runs it.
 //! - [`generation`]: decode + emit speed and the share of models ONNX Runtime runs.
 //! - [`values`]: gradient value search vs sampling vs search with repair.
-//! - [`patterns`]: OATest splicing on ONNX Runtime and its optimization-triggering rate.
+//! - [`patterns`]: OATest splicing on ONNX Runtime and its optimization-triggering rate;
+//!   [`torch_patterns`]: the same rate for the torch rows aimed at Inductor's rewrites.
 
 pub mod feedback;
+pub mod torch_patterns;
 
 use crate::backend::capability::Capabilities;
 use crate::backend::Backend;
@@ -23,6 +25,13 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
+
+/// Cases of `bench patterns` on ONNX Runtime unless `--count` says otherwise.
+const PATTERN_CASES: usize = 1000;
+
+/// Programs per aimed row of `bench patterns --target` unless `--count` says otherwise (a
+/// torch.compile test takes seconds).
+const TORCH_PATTERN_PROGRAMS: usize = 4;
 
 /// A stream of seeded random inputs of `len` bytes.
 pub fn random_inputs(seed: u64, len: usize) -> impl FnMut() -> Vec<u8> {
@@ -727,13 +736,19 @@ pub enum BenchCommand {
     },
     /// Pattern synthesis on ONNX Runtime: splice success, validity of the synthesized models,
     /// and the optimization-triggering rate (the spliced pattern's pass fired at some level).
+    /// With `--target torch_compile_cpu`: how often each torch row shaped like an Inductor
+    /// rewrite makes Inductor fire it.
     Patterns {
         /// `builtin` or a library file.
         #[arg(long, default_value = "builtin")]
         library: String,
-        /// Number of cases.
-        #[arg(long, default_value_t = 1000)]
-        count: usize,
+        /// An Inductor target (`torch_compile_cpu`) instead of ONNX Runtime.
+        #[arg(long)]
+        target: Option<String>,
+        /// Number of cases (with `--target`: programs per aimed row) [default: 1000; 4 with
+        /// `--target`].
+        #[arg(long)]
+        count: Option<usize>,
         /// RNG seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
@@ -774,9 +789,15 @@ impl BenchCommand {
     /// How many items the benchmark runs through a progress tick, when it ticks.
     pub fn count(&self) -> Option<usize> {
         match self {
-            BenchCommand::Target { count, .. }
-            | BenchCommand::Patterns { count, .. }
-            | BenchCommand::Surface { count, .. } => Some(*count),
+            BenchCommand::Target { count, .. } | BenchCommand::Surface { count, .. } => {
+                Some(*count)
+            }
+            BenchCommand::Patterns { count, target, .. } => Some(match target {
+                Some(_) => {
+                    count.unwrap_or(TORCH_PATTERN_PROGRAMS) * torch_patterns::aimed_rows().len()
+                }
+                None => count.unwrap_or(PATTERN_CASES),
+            }),
             _ => None,
         }
     }
@@ -821,7 +842,21 @@ impl BenchCommand {
                 Duration::from_millis(budget_ms),
             ),
             BenchCommand::Patterns {
+                target: Some(target),
+                count,
+                seed,
+                max_nodes,
+                ..
+            } => torch_patterns::torch_patterns(
+                &target,
+                count.unwrap_or(TORCH_PATTERN_PROGRAMS),
+                seed,
+                max_nodes,
+                tick,
+            )?,
+            BenchCommand::Patterns {
                 library,
+                target: None,
                 count,
                 seed,
                 max_nodes,
@@ -829,7 +864,7 @@ impl BenchCommand {
             } => patterns(
                 ort()?,
                 Library::named(&library)?,
-                count,
+                count.unwrap_or(PATTERN_CASES),
                 seed,
                 max_nodes,
                 misses.as_deref(),

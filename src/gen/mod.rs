@@ -34,7 +34,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// element types ONNX Runtime's CPU kernels handle for what they export to (probed).
 /// Version 10: that probe reads a float argument wherever the row takes one. Version 11:
 /// torch.compile's mode byte draws Inductor's configuration from its top two bits.
-pub const DECODER_VERSION: u32 = 11;
+/// Version 12: the torch surface's attention row and the rows aimed at Inductor's
+/// pattern-matcher rewrites take their share of the row draws.
+pub const DECODER_VERSION: u32 = 12;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

@@ -7,7 +7,7 @@
 
 use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
-use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain};
+use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, ValueDomain};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
@@ -73,8 +73,8 @@ pub struct Binary {
     pub arity: Arity,
     /// The reference evaluation.
     pub eval: Eval,
-    /// Kernels compute it to a few ulp (`Pow`), not correctly rounded.
-    pub elementary: bool,
+    /// How its kernels may round (elementary functions: to a few ulp).
+    pub rounding: RoundingClass,
     /// The torch expression of the program targets (`{a}`, `{b}`), float32 only.
     pub torch: Option<&'static str>,
 }
@@ -86,7 +86,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
         int_divisor: false,
         arity: Arity::Two,
         eval,
-        elementary: false,
+        rounding: RoundingClass::Correct,
         torch: None,
     }
 }
@@ -105,7 +105,15 @@ impl Binary {
 
     fn elementary(self) -> Binary {
         Binary {
-            elementary: true,
+            rounding: RoundingClass::Elementary,
+            ..self
+        }
+    }
+
+    /// A variadic sum: kernels add the terms in an order of their choosing.
+    fn accumulating(self) -> Binary {
+        Binary {
+            rounding: RoundingClass::Accumulating,
             ..self
         }
     }
@@ -193,8 +201,12 @@ pub fn table() -> &'static [Binary] {
             })
             .arity(Arity::Fold)
             .torch("torch.minimum({a}, {b})"),
-            op("Mean", Float, |x, y, _| x.f_add(y)).arity(Arity::Mean),
-            op("Sum", Float, |x, y, _| x.f_add(y)).arity(Arity::Fold),
+            op("Mean", Float, |x, y, _| x.f_add(y))
+                .arity(Arity::Mean)
+                .accumulating(),
+            op("Sum", Float, |x, y, _| x.f_add(y))
+                .arity(Arity::Fold)
+                .accumulating(),
             op("Equal", Equality, |x, y, _| x.f_eq_tensor(y)).torch("torch.eq({a}, {b})"),
             op("Less", Compare, |x, y, a| {
                 in_order(x, y, a.dtype, |x, y| x.f_lt_tensor(y))
@@ -246,6 +258,10 @@ pub fn evaluate(row: &Binary, inputs: &[&Tensor], args: &EvalArgs) -> Result<Ten
 }
 
 impl OpSpec for Binary {
+    fn rounding(&self) -> RoundingClass {
+        self.rounding
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }

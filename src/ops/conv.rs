@@ -7,8 +7,8 @@
 //! ceil-mode variant of pools, see [`window`]).
 
 use super::{
-    same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig,
-    SymAttrs, SymTensor,
+    same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec,
+    RoundingClass, Sig, SymAttrs, SymTensor,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -104,6 +104,10 @@ fn window(attrs: &SymAttrs, x: &[Int], pads_below_kernel: bool) -> (Vec<Bool>, V
 struct Conv;
 
 impl OpSpec for Conv {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
     fn name(&self) -> &'static str {
         "Conv"
     }
@@ -212,6 +216,13 @@ impl Pool {
 }
 
 impl OpSpec for Pool {
+    fn rounding(&self) -> RoundingClass {
+        match self.name {
+            "AveragePool" => RoundingClass::Accumulating,
+            _ => RoundingClass::Correct,
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -276,6 +287,13 @@ struct GlobalPool {
 }
 
 impl OpSpec for GlobalPool {
+    fn rounding(&self) -> RoundingClass {
+        match self.name {
+            "GlobalAveragePool" => RoundingClass::Accumulating,
+            _ => RoundingClass::Correct,
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }

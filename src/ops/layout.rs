@@ -7,7 +7,8 @@
 
 use super::shape::broadcast;
 use super::{
-    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
+    MAX_RANK,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -130,6 +131,10 @@ impl Reshape {
 }
 
 impl OpSpec for Reshape {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Reshape"
     }
@@ -181,6 +186,10 @@ impl OpSpec for Reshape {
 struct Flatten;
 
 impl OpSpec for Flatten {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Flatten"
     }
@@ -246,6 +255,10 @@ impl Transpose {
 }
 
 impl OpSpec for Transpose {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Transpose"
     }
@@ -286,6 +299,10 @@ impl OpSpec for Transpose {
 struct Squeeze;
 
 impl OpSpec for Squeeze {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Squeeze"
     }
@@ -373,6 +390,10 @@ impl OpSpec for Squeeze {
 struct Unsqueeze;
 
 impl OpSpec for Unsqueeze {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Unsqueeze"
     }
@@ -437,6 +458,10 @@ impl OpSpec for Unsqueeze {
 struct Expand;
 
 impl OpSpec for Expand {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Expand"
     }
@@ -482,6 +507,10 @@ impl OpSpec for Expand {
 struct Tile;
 
 impl OpSpec for Tile {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Tile"
     }

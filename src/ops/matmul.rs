@@ -2,7 +2,7 @@
 //! `Gemm` (2-D, optional transposes, `alpha`/`beta`, optional broadcast bias `C`).
 
 use super::shape::broadcast;
-use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK};
+use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, MAX_RANK};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
@@ -46,6 +46,10 @@ fn matmul_shape(a: &[Int], b: &[Int]) -> (Vec<Bool>, Vec<Int>) {
 struct MatMul;
 
 impl OpSpec for MatMul {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
     fn name(&self) -> &'static str {
         "MatMul"
     }
@@ -117,6 +121,10 @@ fn scale(cx: &mut AttrCx) -> f32 {
 }
 
 impl OpSpec for Gemm {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
     fn name(&self) -> &'static str {
         "Gemm"
     }

@@ -3,7 +3,7 @@
 use super::shape::{broadcast, broadcast_input_ranks};
 #[cfg(test)]
 use super::DEFAULT_CLASS;
-use super::{AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
+use super::{AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
@@ -12,6 +12,10 @@ use arbitrary::Unstructured;
 struct Where;
 
 impl OpSpec for Where {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Where"
     }
@@ -41,6 +45,10 @@ impl OpSpec for Where {
 struct Cast;
 
 impl OpSpec for Cast {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Cast"
     }
@@ -73,6 +81,10 @@ impl OpSpec for Cast {
 struct Clip;
 
 impl OpSpec for Clip {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Clip"
     }
@@ -122,6 +134,10 @@ impl OpSpec for Clip {
 struct Dropout;
 
 impl OpSpec for Dropout {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Dropout"
     }
@@ -140,6 +156,10 @@ impl OpSpec for Dropout {
 struct Shape;
 
 impl OpSpec for Shape {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Shape"
     }

@@ -193,6 +193,39 @@ impl AttrCx<'_, '_> {
     }
 }
 
+/// How far an operator's kernels may stray from the exact result by rounding alone, as the
+/// precision analysis ([`crate::reference::precision`]) and the fragility walk read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundingClass {
+    /// One rounding of the exact result, or none (copies, comparisons, casts, max and min).
+    Correct,
+    /// An elementary function: kernels are good to a few ulp, not correctly rounded.
+    Elementary,
+    /// Accumulates many terms in an order (and width) of the kernel's choosing: each term
+    /// may carry its own rounding, and an integer accumulation may leave its type's range.
+    Accumulating,
+    /// An elementary function over an accumulation (softmax, log-sum-exp, the norms).
+    ElementaryAccumulating,
+}
+
+impl RoundingClass {
+    /// Whether kernels are only good to a few ulp.
+    pub fn elementary(self) -> bool {
+        matches!(
+            self,
+            RoundingClass::Elementary | RoundingClass::ElementaryAccumulating
+        )
+    }
+
+    /// Whether kernels accumulate many terms.
+    pub fn accumulates(self) -> bool {
+        matches!(
+            self,
+            RoundingClass::Accumulating | RoundingClass::ElementaryAccumulating
+        )
+    }
+}
+
 /// An operator specification. See the module docs.
 pub trait OpSpec: Send + Sync {
     /// Unique name of the spec (the ONNX op type unless [`OpSpec::op_type`] says otherwise).
@@ -245,6 +278,9 @@ pub trait OpSpec: Send + Sync {
 
     /// The output shapes (dtypes come from the signature).
     fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>>;
+
+    /// How its kernels may round (no default: every operator states it).
+    fn rounding(&self) -> RoundingClass;
 }
 
 /// Every op spec, in a fixed order (the order is part of the decoder: append, never reorder).
@@ -271,6 +307,11 @@ impl OpNode {
     /// The ONNX op type.
     pub fn op_type(&self) -> &'static str {
         registry()[self.spec].op_type()
+    }
+
+    /// How its kernels may round.
+    pub fn rounding(&self) -> RoundingClass {
+        registry()[self.spec].rounding()
     }
 }
 
@@ -362,6 +403,78 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rounding classes the operators declare are the ones the precision analysis kept
+    /// as name lists before (so its decisions did not move when the lists went): the
+    /// elementary functions and the accumulating kernels, by op type.
+    #[test]
+    fn declared_rounding_classes_are_the_precision_analysis_lists() {
+        let with = |f: fn(RoundingClass) -> bool| -> std::collections::BTreeSet<&str> {
+            registry()
+                .iter()
+                .filter(|s| f(s.rounding()))
+                .map(|s| s.op_type())
+                .collect()
+        };
+        let accumulating = [
+            "ReduceSum",
+            "ReduceMean",
+            "ReduceProd",
+            "ReduceSumSquare",
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSumExp",
+            "MatMul",
+            "Gemm",
+            "Conv",
+            "ConvTranspose",
+            "AveragePool",
+            "GlobalAveragePool",
+            "Softmax",
+            "LogSoftmax",
+            "LayerNormalization",
+            "InstanceNormalization",
+            "BatchNormalization",
+            "Sum",
+            "Mean",
+            "Resize",
+        ];
+        let registered: std::collections::BTreeSet<&str> =
+            registry().iter().map(|s| s.op_type()).collect();
+        let expected: std::collections::BTreeSet<&str> = accumulating
+            .into_iter()
+            .filter(|op| registered.contains(op))
+            .collect();
+        assert_eq!(with(RoundingClass::accumulates), expected);
+        let elementary = with(RoundingClass::elementary);
+        for op in [
+            "Softmax",
+            "LogSoftmax",
+            "ReduceLogSumExp",
+            "ReduceL2",
+            "LayerNormalization",
+            "InstanceNormalization",
+            "BatchNormalization",
+            "Exp",
+            "Log",
+            "Tanh",
+            "Pow",
+        ] {
+            assert_eq!(elementary.contains(op), registered.contains(op), "{op}");
+        }
+        for op in [
+            "Add",
+            "Relu",
+            "Max",
+            "Sum",
+            "MatMul",
+            "Cast",
+            "Transpose",
+            "ReduceMax",
+        ] {
+            assert!(!elementary.contains(op), "{op}");
+        }
+    }
 
     #[test]
     fn spec_names_are_unique_and_there_are_at_least_sixty() {

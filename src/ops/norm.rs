@@ -3,7 +3,8 @@
 
 use super::shape::norm_axis;
 use super::{
-    uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor, ValueDomain,
+    uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
+    ValueDomain,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -50,6 +51,10 @@ const CHANNEL_NORMS: &[ChannelNorm] = &[
 ];
 
 impl OpSpec for ChannelNorm {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::ElementaryAccumulating
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -109,6 +114,10 @@ impl OpSpec for ChannelNorm {
 struct LayerNorm;
 
 impl OpSpec for LayerNorm {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::ElementaryAccumulating
+    }
+
     fn name(&self) -> &'static str {
         "LayerNormalization"
     }

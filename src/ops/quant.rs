@@ -4,7 +4,7 @@
 //! Scales are powers of two, so `x / scale` and `x * (1 / scale)` round identically and a
 //! kernel may use either; zero points are constant scalars of the quantized type.
 
-use super::{AttrCx, ConstInput, OpSpec, Sig, SymAttrs, SymTensor};
+use super::{AttrCx, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 
@@ -55,6 +55,10 @@ impl Linear {
 }
 
 impl OpSpec for Linear {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         if self.dequantize {
             "DequantizeLinear"

@@ -3,8 +3,8 @@
 
 use super::shape::norm_axis;
 use super::{
-    same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs,
-    SymTensor, MAX_RANK,
+    same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig,
+    SymAttrs, SymTensor, MAX_RANK,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -99,6 +99,14 @@ struct Reduce {
 }
 
 impl OpSpec for Reduce {
+    fn rounding(&self) -> RoundingClass {
+        match self.name {
+            "ReduceMax" | "ReduceMin" => RoundingClass::Correct,
+            "ReduceL2" | "ReduceLogSumExp" => RoundingClass::ElementaryAccumulating,
+            _ => RoundingClass::Accumulating,
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -158,6 +166,10 @@ struct Arg {
 }
 
 impl OpSpec for Arg {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -214,6 +226,10 @@ struct Normalize {
 }
 
 impl OpSpec for Normalize {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::ElementaryAccumulating
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }

@@ -3,7 +3,8 @@
 
 use super::layout::{axis_in, distinct_axes, normalized_axes, signed_axis};
 use super::{
-    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, Sig, SymAttrs, SymTensor, MAX_RANK,
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
+    MAX_RANK,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -43,6 +44,10 @@ fn sum<'a>(items: impl IntoIterator<Item = &'a Int>) -> Int {
 struct Concat;
 
 impl OpSpec for Concat {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Concat"
     }
@@ -137,6 +142,10 @@ impl Split {
 }
 
 impl OpSpec for Split {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Split"
     }
@@ -297,6 +306,10 @@ impl Slice {
 }
 
 impl OpSpec for Slice {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Slice"
     }
@@ -382,6 +395,10 @@ impl Pad {
 }
 
 impl OpSpec for Pad {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Pad"
     }
@@ -493,6 +510,10 @@ impl OpSpec for Pad {
 struct Gather;
 
 impl OpSpec for Gather {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Gather"
     }
@@ -565,6 +586,10 @@ impl OpSpec for Gather {
 struct Trilu;
 
 impl OpSpec for Trilu {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Correct
+    }
+
     fn name(&self) -> &'static str {
         "Trilu"
     }
@@ -655,6 +680,10 @@ impl Resize {
 }
 
 impl OpSpec for Resize {
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
     fn name(&self) -> &'static str {
         "Resize"
     }

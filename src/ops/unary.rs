@@ -8,7 +8,7 @@
 //! Adding an op is one row; its id in the decoder is derived from its name
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
-use super::{AttrCx, AttrValue, OpSpec, Sig, SymAttrs, SymTensor};
+use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use std::sync::OnceLock;
@@ -96,8 +96,8 @@ pub struct Unary {
     pub floats: &'static [FloatAttr],
     /// The reference evaluation (libtorch, any float precision).
     pub eval: Eval,
-    /// Kernels compute it to a few ulp (an elementary function), not correctly rounded.
-    pub elementary: bool,
+    /// How its kernels may round (elementary functions: to a few ulp).
+    pub rounding: RoundingClass,
     /// Where the output jumps, as a function of the float attributes: inputs within rounding
     /// of a jump make the output fragile.
     pub jumps: Option<Jumps>,
@@ -117,7 +117,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         types,
         floats: &[],
         eval,
-        elementary: false,
+        rounding: RoundingClass::Correct,
         jumps: None,
         torch: None,
         domain: None,
@@ -131,7 +131,7 @@ impl Unary {
 
     fn elementary(self) -> Unary {
         Unary {
-            elementary: true,
+            rounding: RoundingClass::Elementary,
             ..self
         }
     }
@@ -346,6 +346,10 @@ pub fn evaluate(row: &Unary, x: &Tensor, args: &EvalArgs) -> Result<Tensor, TchE
 }
 
 impl OpSpec for Unary {
+    fn rounding(&self) -> RoundingClass {
+        self.rounding
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }

@@ -69,7 +69,7 @@ pub enum Blame {
     Ambiguous,
 }
 
-pub use crate::reference::graph::ReferenceRun;
+pub use crate::reference::torch_reference::ReferenceRun;
 
 /// Why a test was not judged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

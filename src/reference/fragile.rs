@@ -22,7 +22,6 @@
 //!   start in the right padding, float64 LayerNormalization stashed in float32). A compiler
 //!   following any reading is right.
 
-use super::precision::ACCUMULATING;
 use super::{int_attr, resize, with_args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
@@ -271,7 +270,7 @@ pub fn undefined(
         // an intermediate that leaves the type's range is left open): the bound is the op on
         // magnitudes (on max(|x|, 1) for
         // products), which bounds every partial sum or product a kernel may form.
-        _ if ACCUMULATING.contains(&op_type) && in_dtype.is_int() => {
+        _ if op.rounding().accumulates() && in_dtype.is_int() => {
             let parts = node_parts(op);
             let mut bounded: Vec<Option<Tensor>> = Vec::new();
             let mut dtypes: Vec<Option<DType>> = Vec::new();

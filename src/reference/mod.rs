@@ -32,6 +32,7 @@ mod quant;
 mod reduce;
 mod resize;
 mod slicing;
+pub mod torch_reference;
 mod unary;
 
 use crate::ir::DType;
@@ -39,7 +40,8 @@ use crate::ops::AttrValue;
 use tch::{Kind, Tensor};
 
 pub use convert::{from_tch, to_tch};
-pub use graph::{evaluate, TorchReference};
+pub use graph::evaluate;
+pub use torch_reference::TorchReference;
 
 /// Why the reference could not compute something.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -43,7 +43,7 @@ use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
 use crate::ops::numeric;
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, RoundingClass};
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,56 +108,9 @@ fn min_normal(dtype: DType) -> f64 {
     }
 }
 
-/// Elementary functions beyond the unary and binary rows that declare themselves elementary
-/// ([`crate::ops::unary::Unary::elementary`], [`crate::ops::binary::Binary::elementary`]): kernels are good to a few ulp, not correctly
-/// rounded.
-const ELEMENTARY: &[&str] = &[
-    "Softmax",
-    "LogSoftmax",
-    "ReduceLogSumExp",
-    "ReduceL2",
-    "LayerNormalization",
-    "InstanceNormalization",
-    "BatchNormalization",
-];
-
-/// Ops whose kernels accumulate many terms, in an order (and width) of their choosing: each
-/// term gets its own rounding in a perturbed evaluation, and an integer accumulation may
-/// leave its type's range ([`super::fragile`]).
-pub(super) const ACCUMULATING: &[&str] = &[
-    "ReduceSum",
-    "ReduceMean",
-    "ReduceProd",
-    "ReduceSumSquare",
-    "ReduceL1",
-    "ReduceL2",
-    "ReduceLogSumExp",
-    "MatMul",
-    "Gemm",
-    "Conv",
-    "ConvTranspose",
-    "AveragePool",
-    "GlobalAveragePool",
-    "Softmax",
-    "LogSoftmax",
-    "LayerNormalization",
-    "InstanceNormalization",
-    "BatchNormalization",
-    "Sum",
-    "Mean",
-    "Resize",
-];
-
-/// Whether `op_type` is an elementary function (kernels good to a few ulp).
-fn elementary(op_type: &str) -> bool {
-    ELEMENTARY.contains(&op_type)
-        || crate::ops::unary::declared(op_type).is_some_and(|u| u.elementary)
-        || crate::ops::binary::declared(op_type).is_some_and(|b| b.elementary)
-}
-
 /// How many rounding units an op's kernel may be off by (see the module docs).
-pub fn allowance(op_type: &str) -> f64 {
-    if elementary(op_type) {
+pub fn allowance(rounding: RoundingClass) -> f64 {
+    if rounding.elementary() {
         16.0
     } else {
         2.0
@@ -473,9 +426,9 @@ fn evaluate(
             .iter()
             .map(|d| arithmetic.compute(*d))
             .collect();
-        let elementary = elementary(op_type);
+        let class = op.rounding();
         let parts = node_parts(op);
-        if let (Some(r), true) = (rounding, elementary || ACCUMULATING.contains(&op_type)) {
+        if let (Some(r), true) = (rounding, class.elementary() || class.accumulates()) {
             // A sum of n terms in the output's precision loses about √n roundings per term
             // (√n·u·|partial sums| on a random walk, n·u with one sign).
             let terms = accumulated_terms(op_type, parts.attrs, &inputs.tensors, data);
@@ -483,7 +436,7 @@ fn evaluate(
                 let declared = graph.ty(graph.inputs_of(n)[k]).dtype;
                 if let Some(t) = inputs.tensors[k].as_mut() {
                     if declared.is_float() {
-                        let unit = allowance(op_type)
+                        let unit = allowance(class)
                             * working_roundoff(op_type, parts.attrs, declared)
                             * terms.sqrt();
                         *t = perturb(t, unit, r, (n.index(), 100 + k))?;
@@ -497,13 +450,19 @@ fn evaluate(
             // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
             // sqrt(var + eps)` is large was judged with a few ulp of slack).
             let extra = match op_type {
-                "Resize" => resize_rounding(parts.attrs, &inputs.tensors, &declared_out)?,
-                _ => match affine_rounding(op_type, parts.attrs, &inputs.tensors, &declared_out)? {
+                "Resize" => resize_rounding(class, parts.attrs, &inputs.tensors, &declared_out)?,
+                _ => match affine_rounding(
+                    op_type,
+                    class,
+                    parts.attrs,
+                    &inputs.tensors,
+                    &declared_out,
+                )? {
                     Some(affine) => Some(affine),
-                    None if elementary => Some(
+                    None if class.elementary() => Some(
                         outs[0]
                             .f_ones_like()?
-                            .f_mul_scalar(allowance(op_type) * unit_roundoff(declared_out[0]))?,
+                            .f_mul_scalar(allowance(class) * unit_roundoff(declared_out[0]))?,
                     ),
                     None => None,
                 },
@@ -513,7 +472,7 @@ fn evaluate(
                 if !declared.is_float() {
                     continue;
                 }
-                let unit = allowance(op_type) * working_roundoff(op_type, parts.attrs, declared);
+                let unit = allowance(class) * working_roundoff(op_type, parts.attrs, declared);
                 *out = perturb(out, unit, r, (n.index(), k))?;
                 if let (0, Some(extra)) = (k, &extra) {
                     let extra = extra.f_to_kind(out.kind())?.f_expand_as(out)?;
@@ -626,6 +585,7 @@ fn perturb(
 /// much, so the output by `c·u·max|x|·(largest input length)`. `None` for nearest, which is
 /// exact.
 fn resize_rounding(
+    class: RoundingClass,
     attrs: &[(String, crate::ops::AttrValue<i64>)],
     inputs: &[Option<tch::Tensor>],
     out: &[DType],
@@ -639,7 +599,7 @@ fn resize_rounding(
     let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;
     let largest = x.f_abs()?.f_max()?.f_double_value(&[])?;
     let declared = out.first().copied().unwrap_or(DType::F32);
-    let unit = allowance("Resize") * working_roundoff("Resize", attrs, declared);
+    let unit = allowance(class) * working_roundoff("Resize", attrs, declared);
     Ok(Some(tch::Tensor::from(unit * largest * longest)))
 }
 
@@ -649,6 +609,7 @@ fn resize_rounding(
 /// a relative perturbation of the output cannot show it. `None` for other ops.
 fn affine_rounding(
     op_type: &str,
+    class: RoundingClass,
     attrs: &[(String, crate::ops::AttrValue<i64>)],
     inputs: &[Option<tch::Tensor>],
     out: &[DType],
@@ -712,7 +673,7 @@ fn affine_rounding(
         _ => return Ok(None),
     };
     let declared = out.first().copied().unwrap_or(DType::F32);
-    let unit = allowance(op_type) * working_roundoff(op_type, attrs, declared);
+    let unit = allowance(class) * working_roundoff(op_type, attrs, declared);
     let a = scale.f_abs()?.f_mul(&var.f_add_scalar(eps)?.f_rsqrt()?)?;
     let mut term = x.f_abs()?.f_add(&mean.f_abs()?)?.f_mul(&a)?;
     if let Some(b) = bias {

@@ -21,6 +21,7 @@
 //!
 //! Every fuzz binary also mutates its inputs by their layout ([`mutator`]).
 
+pub mod compile_mode;
 pub mod decoder;
 pub mod differential;
 pub mod export_probe;

@@ -4,20 +4,15 @@
 //! the size limit or the bytes run out. Every value's type is known without running it.
 //! Outputs are the values no statement reads.
 
+use super::builder::Builder;
 use super::family;
-use super::ops::{table, Accept, TorchOp};
+use super::ops::{table, TorchOp};
 use crate::gen::menu::op_key;
-use crate::gen::sample::sample_tensor;
-use crate::ir::{ScalarType, Tensor, TensorType};
-use crate::mutate::program::{Call, Program, Stmt, Var, VarType};
-use crate::ops::ValueDomain;
+use crate::ir::ScalarType;
+use crate::mutate::program::{Program, Stmt, Var, VarType};
 use arbitrary::Unstructured;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Largest element count of any value.
-pub const MAX_NUMEL: usize = 2048;
 /// Parameter types drawn for the program's inputs (float32 most often).
 const INPUT_TYPES: [ScalarType; 12] = [
     ScalarType::F32,
@@ -33,24 +28,6 @@ const INPUT_TYPES: [ScalarType; 12] = [
     ScalarType::I8,
     ScalarType::Bool,
 ];
-
-/// How a new parameter's values are drawn.
-#[derive(Clone, Copy, Debug)]
-pub enum Values {
-    /// The default safe range of the type.
-    Any,
-    /// Strictly positive (variances).
-    Positive,
-    /// Integers in `[0, bound)` (indices).
-    Below(usize),
-    /// Per slice along `dim`, distinct integers in `[0, bound)` (scatter indices).
-    DistinctBelow {
-        /// The axis along which indices must not repeat.
-        dim: usize,
-        /// Their bound.
-        bound: usize,
-    },
-}
 
 /// A generated torch program and its provenance.
 #[derive(Clone, Debug)]
@@ -73,222 +50,6 @@ pub struct Lacks {
     pub rows: BTreeSet<&'static str>,
     /// Per row, the element types its data arguments may have.
     pub types: BTreeMap<&'static str, BTreeSet<ScalarType>>,
-}
-
-/// The state of one generation.
-pub struct Builder<'a, 'b> {
-    /// The bytes.
-    pub u: &'a mut Unstructured<'b>,
-    /// The program so far.
-    pub program: Program,
-    rng: ChaCha8Rng,
-    /// Values statements may read, oldest first.
-    pool: Vec<Var>,
-    /// The element types the row being instantiated may read (`None`: every type).
-    handled: Option<&'a BTreeSet<ScalarType>>,
-}
-
-impl<'a> Builder<'a, '_> {
-    /// Whether the row being instantiated may read element type `s` (what the compiler
-    /// handles for it, as probed): a predicate every family's choice of arguments applies.
-    pub fn handles(&self) -> impl Fn(ScalarType) -> bool + 'a {
-        let handled = self.handled;
-        move |s| handled.is_none_or(|h| h.contains(&s))
-    }
-
-    /// The type of `var`.
-    pub fn ty(&self, var: &Var) -> VarType {
-        self.program.types[var].clone()
-    }
-
-    /// A new parameter of type `ty` with values drawn as `values`.
-    pub fn param(&mut self, ty: VarType, values: Values) -> Var {
-        let var = self.program.mint("p");
-        let carrier = TensorType::new(ty.scalar.carrier(), ty.shape.clone());
-        let tensor = match values {
-            Values::Any => sample_tensor(&carrier, ValueDomain::Any, &mut self.rng),
-            Values::Positive => sample_tensor(&carrier, ValueDomain::Positive, &mut self.rng),
-            Values::Below(bound) => indices(&carrier, None, bound, &mut self.rng),
-            Values::DistinctBelow { dim, bound } => {
-                indices(&carrier, Some(dim), bound, &mut self.rng)
-            }
-        };
-        self.program.params.push(var.clone());
-        self.program.profile.insert(var.clone(), tensor);
-        self.program.types.insert(var.clone(), ty);
-        var
-    }
-
-    /// Appends `var = template(args)` of type `out`; `elementwise` and `fresh` as in
-    /// [`Call`]. `None` when the result would be empty or too large.
-    pub fn emit(
-        &mut self,
-        template: String,
-        args: Vec<Var>,
-        out: VarType,
-        elementwise: bool,
-        fresh: bool,
-    ) -> Option<Var> {
-        if out.numel() == 0 || out.numel() > MAX_NUMEL {
-            return None;
-        }
-        let var = self.program.mint("v");
-        self.program.types.insert(var.clone(), out);
-        self.program.body.push(Stmt::Let {
-            var: var.clone(),
-            call: Call {
-                template,
-                args,
-                elementwise,
-                fresh,
-            },
-        });
-        self.pool.push(var.clone());
-        Some(var)
-    }
-
-    /// A value whose type `accept`s and whose rank is in `ranks`, preferring recent values;
-    /// when only the element type is wrong, a cast of one to an accepted type.
-    pub fn pick(&mut self, accept: Accept, ranks: std::ops::RangeInclusive<usize>) -> Option<Var> {
-        let fits = |t: &VarType| ranks.contains(&t.rank());
-        let handles = self.handles();
-        let takes = |s: ScalarType| accept.allows(s) && handles(s);
-        if let Some(v) = self.pick_where(|t| fits(t) && takes(t.scalar)) {
-            return Some(v);
-        }
-        let v = self.pick_where(fits)?;
-        let to = self.accepted_type(accept)?;
-        self.cast(&v, to)
-    }
-
-    /// A type `accept` allows (and the compiler handles for the row being made), drawn;
-    /// `None` when there is none.
-    pub fn accepted_type(&mut self, accept: Accept) -> Option<ScalarType> {
-        let options: Vec<ScalarType> = ScalarType::ALL
-            .into_iter()
-            .filter(|s| accept.allows(*s) && (self.handles())(*s))
-            .collect();
-        // float32 first: the most used type, and every accept but IntOrBool has it.
-        if options.contains(&ScalarType::F32) && self.u.ratio(2, 3).unwrap_or(true) {
-            return Some(ScalarType::F32);
-        }
-        if options.is_empty() {
-            return None;
-        }
-        Some(options[self.u.choose_index(options.len()).unwrap_or(0)])
-    }
-
-    /// `var` cast to `to`.
-    pub fn cast(&mut self, var: &Var, to: ScalarType) -> Option<Var> {
-        let mut ty = self.ty(var);
-        if ty.scalar == to {
-            return Some(var.clone());
-        }
-        ty.scalar = to;
-        self.emit(
-            format!("{{0}}.to({})", to.global()),
-            vec![var.clone()],
-            ty,
-            true,
-            true,
-        )
-    }
-
-    /// A value satisfying `pred`, preferring recent ones (the smaller of two draws counts
-    /// back from the newest).
-    pub fn pick_where(&mut self, pred: impl Fn(&VarType) -> bool) -> Option<Var> {
-        let candidates: Vec<Var> = self
-            .pool
-            .iter()
-            .filter(|v| pred(&self.program.types[*v]))
-            .cloned()
-            .collect();
-        if candidates.is_empty() {
-            return None;
-        }
-        let n = candidates.len();
-        let back = self
-            .u
-            .choose_index(n)
-            .unwrap_or(0)
-            .min(self.u.choose_index(n).unwrap_or(0));
-        Some(candidates[n - 1 - back].clone())
-    }
-
-    /// `var` reshaped to rank `rank` (leading dims merged, or leading 1s added).
-    pub fn to_rank(&mut self, var: &Var, rank: usize) -> Option<Var> {
-        let ty = self.ty(var);
-        if ty.rank() == rank {
-            return Some(var.clone());
-        }
-        let shape: Vec<usize> = if ty.rank() < rank {
-            std::iter::repeat_n(1, rank - ty.rank())
-                .chain(ty.shape.iter().copied())
-                .collect()
-        } else {
-            let cut = ty.rank() - rank + 1;
-            std::iter::once(ty.shape[..cut].iter().product())
-                .chain(ty.shape[cut..].iter().copied())
-                .collect()
-        };
-        let list = shape_literal(&shape);
-        self.emit(
-            format!("torch.reshape({{0}}, {list})"),
-            vec![var.clone()],
-            VarType::new(ty.scalar, shape),
-            false,
-            false,
-        )
-    }
-
-    /// An integer from the bytes in `[lo, hi]` (`lo` when they run out or `hi < lo`).
-    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        self.u.int_in_range(lo..=hi.max(lo)).unwrap_or(lo)
-    }
-
-    /// A coin flip from the bytes.
-    pub fn flip(&mut self) -> bool {
-        self.u.arbitrary::<bool>().unwrap_or(false)
-    }
-}
-
-/// `[a, b, c]`; a 1-tuple as `[a]`.
-pub fn shape_literal(dims: &[usize]) -> String {
-    let items: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-    format!("[{}]", items.join(", "))
-}
-
-/// Integer index values in `[0, bound)`; distinct along `dim` within each slice when given
-/// (the index's size along `dim` must not exceed `bound`).
-fn indices(ty: &TensorType, dim: Option<usize>, bound: usize, rng: &mut ChaCha8Rng) -> Tensor {
-    use rand::seq::SliceRandom;
-    use rand::Rng;
-    let n = ty.numel();
-    let values: Vec<f64> = match dim {
-        None => (0..n)
-            .map(|_| rng.random_range(0..bound.max(1)) as f64)
-            .collect(),
-        Some(d) => {
-            let inner: usize = ty.shape[d + 1..].iter().product();
-            let len = ty.shape[d];
-            let outer = n / (len * inner).max(1);
-            let mut values = vec![0.0; n];
-            for o in 0..outer {
-                for i in 0..inner {
-                    let mut perm: Vec<usize> = (0..bound).collect();
-                    perm.shuffle(rng);
-                    for k in 0..len {
-                        values[(o * len + k) * inner + i] = perm[k % bound.max(1)] as f64;
-                    }
-                }
-            }
-            values
-        }
-    };
-    Tensor {
-        shape: ty.shape.clone(),
-        data: crate::ir::Buffer::from_f64(ty.dtype, &values),
-    }
 }
 
 /// The row a drawn `u16` picks, by consistent hashing over the rows' names (as the graph
@@ -369,21 +130,7 @@ fn generate_with(
 ) -> TorchProgram {
     let mut u = Unstructured::new(bytes);
     let seed = u.arbitrary::<u64>().unwrap_or(0);
-    let mut b = Builder {
-        u: &mut u,
-        program: Program {
-            params: Vec::new(),
-            body: Vec::new(),
-            outputs: Vec::new(),
-            functions: Vec::new(),
-            types: BTreeMap::new(),
-            profile: BTreeMap::new(),
-            fresh: 0,
-        },
-        rng: ChaCha8Rng::seed_from_u64(seed),
-        pool: Vec::new(),
-        handled: None,
-    };
+    let mut b = Builder::new(&mut u, seed);
     let mut ops = Vec::new();
     let mut producers = BTreeMap::new();
     let mut component_of = BTreeMap::new();
@@ -391,12 +138,11 @@ fn generate_with(
         if component > 0 && b.u.is_empty() {
             break;
         }
-        b.pool.clear();
+        b.start_component();
         let inputs = b.u.int_in_range(1..=3).unwrap_or(1);
         for _ in 0..inputs {
             let ty = input_type(b.u);
-            let p = b.param(ty, Values::Any);
-            b.pool.push(p);
+            b.input(ty);
         }
         let (mut made, mut attempts) = (0, 0);
         while made < max_ops && attempts < 4 * max_ops && !b.u.is_empty() {
@@ -404,24 +150,19 @@ fn generate_with(
             let Some(row) = choose(b.u.arbitrary::<u16>().unwrap_or(0)) else {
                 continue;
             };
-            let mark = (b.program.body.len(), b.pool.len(), b.program.params.len());
-            b.handled = handled.get(row.name);
+            let mark = b.mark();
+            b.handle_only(handled.get(row.name));
             let built = family::build(row, &mut b);
-            b.handled = None;
+            b.handle_only(None);
             if let Some(var) = built {
                 producers.insert(var, row.name);
                 ops.push(row.name);
                 made += 1;
             } else {
-                // Roll back adapters and parameters of a failed instantiation.
-                b.program.body.truncate(mark.0);
-                b.pool.truncate(mark.1);
-                for p in b.program.params.drain(mark.2..) {
-                    b.program.profile.remove(&p);
-                }
+                b.roll_back(mark);
             }
         }
-        for v in b.program.params.iter().chain(b.pool.iter()) {
+        for v in b.program.params.iter().chain(b.pool()) {
             component_of.entry(v.clone()).or_insert(component);
         }
         for s in &b.program.body {
@@ -455,7 +196,8 @@ mod tests {
     use super::*;
 
     fn bytes(seed: u64, len: usize) -> Vec<u8> {
-        use rand::RngCore;
+        use rand::{RngCore, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
         let mut v = vec![0u8; len];
         ChaCha8Rng::seed_from_u64(seed).fill_bytes(&mut v);
         v

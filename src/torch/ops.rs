@@ -160,6 +160,13 @@ pub enum Family {
     Index,
     /// An in-place update through a view of a fresh copy, returning the copy.
     ViewWrite,
+    /// Attention: the queries `{0}` (`[.., S, D]`, rank `rank`) over new keys `{1}`
+    /// (`[.., L, D]`), new values `{2}` (`[.., L, E]`) and, when the template reads it, a new
+    /// additive mask `{3}` (`[S, L]`); the result is `[.., S, E]`.
+    Attention {
+        /// The queries' rank (4: batch and heads; 3: `bmm`'s one batch dim).
+        rank: usize,
+    },
 }
 
 /// One operator.
@@ -179,6 +186,13 @@ pub struct TorchOp {
     pub template: &'static str,
     /// Whether the result jumps (rounding, comparison, index): used by capability tables.
     pub jumps: bool,
+    /// The optimization the row is shaped to trigger: the start of the name the compiler
+    /// reports it under when it fires (`pattern:NAME` for an Inductor pattern-matcher
+    /// rewrite; `pattern:_sfdp_pattern_1_` covers its float32 `_inference` and its
+    /// reduced-precision `_half_inference` forms). Rows taken from the compilers' own
+    /// pattern tests; `dlcfuzz bench patterns --target torch_compile_cpu` measures how often
+    /// each fires.
+    pub aims: Option<&'static str>,
 }
 
 const fn row(
@@ -196,6 +210,7 @@ const fn row(
         guard: None,
         template,
         jumps: false,
+        aims: None,
     }
 }
 
@@ -209,6 +224,16 @@ impl TorchOp {
         self.jumps = true;
         self
     }
+
+    const fn aims(mut self, fired: &'static str) -> TorchOp {
+        self.aims = Some(fired);
+        self
+    }
+
+    /// Whether the fired optimization `fired` is the one the row aims at.
+    pub fn hits(&self, fired: &str) -> bool {
+        self.aims.is_some_and(|aim| fired.starts_with(aim))
+    }
 }
 
 use Accept::{Any, Float, IntOrBool, Numeric};
@@ -218,6 +243,7 @@ use Family::*;
 fn torch_only() -> Vec<TorchOp> {
     let pool = |dims, average| Pool { dims, average };
     let conv = |dims, transposed| Conv { dims, transposed };
+    let attention = |rank| Attention { rank };
     vec![
         // Element-wise unary.
         row("exp2", Unary, Numeric, Out::Float, "torch.exp2({0})"),
@@ -371,6 +397,25 @@ fn torch_only() -> Vec<TorchOp> {
         row("index_select", Index, Any, Out::Same, "torch.index_select({0}, {dim}, {1})"),
         row("index_put", Index, Any, Out::Same, "{0}.index_put(({1},), {2})"),
         row("masked_fill", Index, Numeric, Out::Same, "{0}.masked_fill({1}, {i:0:2})"),
+        // Attention.
+        row("scaled_dot_product_attention", attention(4), Float, Out::Same, "torch.nn.functional.scaled_dot_product_attention({0}, {1}, {2}, is_causal={c:False|True})"),
+        // Shaped like what Inductor's pattern matcher rewrites (torch/_inductor/fx_passes;
+        // the cases of test/inductor/test_fused_attention.py and test_pattern_matcher.py),
+        // each aiming at the rewrite its probe on torch 2.15 fired.
+        row("sdpa_divided", attention(4), Float, Out::Same, "torch.matmul(torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)) / {f:0.5:4}, dim=-1), {2})").aims("pattern:_sfdp_pattern_1_"),
+        row("sdpa_scaled", attention(4), Float, Out::Same, "torch.matmul({0}, {1}.transpose(-2, -1)).mul({f:0.125:1}).softmax(dim=-1).matmul({2})").aims("pattern:_sfdp_pattern_2_"),
+        row("sdpa_masked", attention(4), Float, Out::Same, "torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)) / {f:0.5:4} + {3}, dim=-1) @ {2}").aims("pattern:_sfdp_pattern_5_"),
+        row("sdpa_bmm", attention(3), Float, Out::Same, "torch.bmm(torch.bmm({0}, {1}.transpose(1, 2)).softmax(dim=-1), {2})").aims("pattern:_sfdp_pattern_13_"),
+        row("sdpa_upcast", attention(4), Float, Out::Same, "torch.matmul(torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)).div({f:0.5:4}).float(), dim=-1).to({0}.dtype), {2})").aims("pattern:_sfdp_pattern_1_"),
+        row("softmax_scaled", Scan, Float, Out::Same, "torch.softmax({0} * {f:0.25:4}, {dim})").aims("pattern:CallFunction_aten.sub.Tensor"),
+        row("softmax_divided", Scan, Float, Out::Same, "torch.softmax({0} / {f:0.25:4}, {dim})").aims("pattern:CallFunction_aten.sub.Tensor"),
+        row("cumsum_of_full", Scan, Float, Out::Same, "(torch.full({0}.shape, {f:-2:2}, dtype={0}.dtype).cumsum({dim}) + {0})").aims("pattern:CallFunction_aten.cumsum.default"),
+        row("convert_round_trip", Unary, Float, Out::Same, "{0}.to(torch.float64).to({0}.dtype)").aims("pattern:CallFunction_prims.convert_element_type.default"),
+        row("mm_plus_mm", Mm, Float, Out::Same, "(torch.mm({0}, {1}) + torch.mm({0}.flip(1), {1}))").aims("pattern:CallFunction_aten.add.Tensor"),
+        row("mm_bias", Mm, Float, Out::Same, "(torch.mm({0}, {1}) + {2})").aims("pattern:CallFunction_aten.add.Tensor"),
+        row("mm_int8_weight", Mm, Float, Out::Same, "(torch.mm({0}, ({1} * 8).clamp(-127, 127).to(torch.int8).to({0}.dtype)) * {2})").aims("pattern:CallFunction_prims.convert_element_type.default"),
+        row("mm_uint8_weight", Mm, Float, Out::Same, "torch.mm({0}, ({1}.abs() * 8).clamp(max=255).to(torch.uint8).to({0}.dtype))").aims("pattern:CallFunction_prims.convert_element_type.default"),
+        row("bmm_transposed", Bmm, Float, Out::Same, "torch.bmm({1}.transpose(1, 2), {0}.transpose(1, 2)).transpose(1, 2)").aims("pattern:CallFunction_aten.bmm.default"),
     ]
 }
 
@@ -403,6 +448,7 @@ fn derived() -> Vec<TorchOp> {
             guard: guard.map(|g| (0, g)),
             template: Box::leak(template.into_boxed_str()),
             jumps: u.jumps.is_some() || matches!(u.name, "Floor" | "Ceil" | "Round" | "Sign"),
+            aims: None,
         })
     });
     let binary = crate::ops::binary::table().iter().filter_map(|b| {
@@ -426,6 +472,7 @@ fn derived() -> Vec<TorchOp> {
             guard: b.int_divisor.then_some((1, Guard::NonZero)),
             template: Box::leak(template.into_boxed_str()),
             jumps: out == Out::Bool,
+            aims: None,
         })
     });
     unary.chain(binary).collect()

@@ -6,7 +6,7 @@
 
 pub mod model;
 
-use super::torch_compile::{Compiler, Mode};
+use super::compile_mode::{Compiler, Mode};
 use crate::ir::{ScalarType, Tensor};
 use std::fmt::Write;
 

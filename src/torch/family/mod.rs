@@ -7,7 +7,7 @@
 pub mod nn;
 pub mod view;
 
-use super::gen::Builder;
+use super::builder::Builder;
 use super::ops::{Accept, Family, Out, TorchOp};
 use super::promote::{floating, result_type};
 use super::template::expand;
@@ -41,6 +41,7 @@ pub fn build(row: &TorchOp, b: &mut Builder) -> Option<Var> {
         Family::Join => view::join(row, b),
         Family::Index => view::index(row, b),
         Family::ViewWrite => view::view_write(row, b),
+        Family::Attention { rank } => nn::attention(row, b, rank),
     }
 }
 

@@ -1,11 +1,11 @@
-//! Linear algebra, convolution, pooling, resampling, padding and normalization rows. Each
+//! Linear algebra, attention, convolution, pooling, resampling, padding and normalization rows. Each
 //! reshapes its input to the rank it needs (an adapter statement), adds its weights as new
 //! parameters of the input's type, and computes the output shape with torch's formulas.
 
 use super::{template, Builder};
 use crate::ir::ScalarType;
 use crate::mutate::program::{Var, VarType};
-use crate::torch::gen::{shape_literal, Values};
+use crate::torch::builder::{shape_literal, Values};
 use crate::torch::ops::{Accept, TorchOp};
 
 /// A float value reshaped to rank `rank` (picked among ranks `1..=4`).
@@ -77,6 +77,27 @@ pub fn linear_algebra(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     }
     let t = template(row, b, &args).replace("{equation}", &equation);
     b.emit(t, args, VarType::new(s, out), false, true)
+}
+
+/// Attention of a float value reshaped to rank `rank` (the queries `[.., S, D]`) over new
+/// keys `[.., L, D]`, new values `[.., L, E]` and, when the template reads `{3}`, a new
+/// additive mask `[S, L]`: the result is `[.., S, E]`.
+pub fn attention(row: &TorchOp, b: &mut Builder, rank: usize) -> Option<Var> {
+    let (queries, ty) = float_of_rank(b, rank)?;
+    let s = ty.scalar;
+    let (batch, tail) = ty.shape.split_at(rank - 2);
+    let (rows, depth) = (tail[0], tail[1]);
+    let length = b.int(1, 5) as usize;
+    let width = b.int(1, 5) as usize;
+    let shape = |last: [usize; 2]| batch.iter().copied().chain(last).collect::<Vec<_>>();
+    let mut args = vec![queries];
+    args.push(weight(b, s, shape([length, depth])));
+    args.push(weight(b, s, shape([length, width])));
+    if row.template.contains("{3}") {
+        args.push(weight(b, s, vec![rows, length]));
+    }
+    let t = template(row, b, &args);
+    b.emit(t, args, VarType::new(s, shape([rows, width])), false, true)
 }
 
 /// Output size of a window of `k` (dilated by `d`) sliding by `s` over `size` padded by `p`

@@ -7,7 +7,7 @@
 use super::{axis, broadcast, norm_axis, out_type, template, Builder};
 use crate::ir::ScalarType;
 use crate::mutate::program::{Var, VarType};
-use crate::torch::gen::{shape_literal, Values};
+use crate::torch::builder::{shape_literal, Values};
 use crate::torch::ops::TorchOp;
 
 fn list(items: &[i64]) -> String {

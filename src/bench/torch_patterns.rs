@@ -1,0 +1,167 @@
+//! `dlcfuzz bench patterns --target torch_compile_cpu`: how often the torch rows shaped like
+//! Inductor's pattern-matcher rewrites ([`TorchOp::aims`]) make Inductor fire the rewrite
+//! they aim at. For each aimed row, seeded random inputs are decoded (nothing runs) until
+//! `per_row` of them generate a program holding the row; each such program is then tested
+//! as the campaign tests it (the default configuration, forward, static shapes), and the
+//! optimizations Inductor reports are read from the test run.
+
+use super::random_inputs;
+use crate::oracle::Verdict;
+use crate::targets::torch_compile::TorchCompileHarness;
+use crate::torch::ops::{table, TorchOp};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Random inputs decoded per program wanted before a row counts as unreachable.
+const TRIES_PER_PROGRAM: usize = 400;
+
+/// Length of each random input: the mode byte, then the program's bytes.
+pub const INPUT_LEN: usize = 600;
+
+/// The mode byte of every test: static shapes, forward, compiled once, the default
+/// configuration (Inductor's inference patterns are the ones registered for it).
+const MODE_BYTE: u8 = 0;
+
+/// The rows that aim at an optimization.
+pub fn aimed_rows() -> Vec<&'static TorchOp> {
+    table().iter().filter(|op| op.aims.is_some()).collect()
+}
+
+/// Per aimed row and per aim: programs tested, how many fired the aim, how many ran valid.
+#[derive(Default)]
+struct Tally {
+    tested: usize,
+    fired: usize,
+    valid: usize,
+}
+
+impl Tally {
+    fn add(&mut self, fired: bool, valid: bool) {
+        self.tested += 1;
+        self.fired += usize::from(fired);
+        self.valid += usize::from(valid);
+    }
+
+    fn rate(&self) -> f64 {
+        self.fired as f64 / self.tested.max(1) as f64
+    }
+
+    fn json(&self) -> Value {
+        json!({"tested": self.tested, "fired": self.fired, "valid": self.valid,
+               "triggering_rate": self.rate()})
+    }
+}
+
+/// Up to `per_row` inputs of `harness` (the default mode byte first, [`INPUT_LEN`] bytes from
+/// `next`) whose programs hold `row`; nothing runs.
+pub fn inputs_holding(
+    harness: &TorchCompileHarness,
+    row: &TorchOp,
+    per_row: usize,
+    next: &mut impl FnMut() -> Vec<u8>,
+) -> Vec<Vec<u8>> {
+    let mut found = Vec::new();
+    for _ in 0..per_row * TRIES_PER_PROGRAM {
+        if found.len() == per_row {
+            break;
+        }
+        let mut bytes = next();
+        bytes[0] = MODE_BYTE;
+        let (_, program) = harness.source.decode(&bytes[1..]);
+        if program.ops.contains(&row.name) {
+            found.push(bytes);
+        }
+    }
+    found
+}
+
+/// Tests `per_row` programs holding each aimed row on `target` (an Inductor target) and
+/// reports, per row and per aimed rewrite, the share of tests that fired it, the pattern
+/// names that fired instead when it did not, and the overall `optimization_triggering_rate`.
+pub fn torch_patterns(
+    target: &str,
+    per_row: usize,
+    seed: u64,
+    max_ops: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Value, String> {
+    let device = match target {
+        "torch_compile_cpu" => "cpu",
+        "torch_compile_cuda" => "cuda",
+        other => {
+            return Err(format!(
+                "bench patterns: no pattern rows aim at `{other}`; use torch_compile_cpu or torch_compile_cuda (Inductor), or leave --target out for ONNX Runtime"
+            ))
+        }
+    };
+    let harness = TorchCompileHarness::on(device, max_ops)?;
+    let mut next = random_inputs(seed, INPUT_LEN);
+    let mut rows: BTreeMap<&str, (&str, Tally)> = BTreeMap::new();
+    let mut aims: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut instead: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut unreachable = Vec::new();
+    let mut overall = Tally::default();
+    for row in aimed_rows() {
+        let aim = row.aims.expect("aimed rows aim");
+        let inputs = inputs_holding(&harness, row, per_row, &mut next);
+        if inputs.is_empty() {
+            unreachable.push(row.name);
+        }
+        for bytes in inputs {
+            let run = harness.test(&bytes, &[]);
+            tick();
+            let fired = run.fired.iter().any(|f| row.hits(f));
+            let valid = !matches!(run.verdict, Verdict::Skipped(_));
+            if !fired {
+                let other = instead.entry(row.name).or_default();
+                for name in run.fired.iter().filter(|f| f.starts_with("pattern:")) {
+                    *other.entry(name.clone()).or_default() += 1;
+                }
+            }
+            rows.entry(row.name)
+                .or_insert_with(|| (aim, Tally::default()))
+                .1
+                .add(fired, valid);
+            aims.entry(aim).or_default().add(fired, valid);
+            overall.add(fired, valid);
+        }
+    }
+    Ok(json!({
+        "target": target,
+        "torch": harness.torch_version,
+        "aimed_rows": aimed_rows().len(),
+        "programs_per_row": per_row,
+        "programs": overall.tested,
+        "valid": overall.valid,
+        "optimization_triggering_rate": overall.rate(),
+        "rows_firing_their_aim_at_least_once": rows.values().filter(|(_, t)| t.fired > 0).count(),
+        "rows": rows.iter().map(|(name, (aim, t))| {
+            let mut v = t.json();
+            v["aims"] = json!(aim);
+            (name.to_string(), v)
+        }).collect::<serde_json::Map<String, Value>>(),
+        "aims": aims.iter().map(|(a, t)| (a.to_string(), t.json())).collect::<serde_json::Map<String, Value>>(),
+        "patterns_fired_instead": instead,
+        "unreachable_rows": unreachable,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aimed_rows_name_a_pattern_and_read_their_arguments() {
+        let rows = aimed_rows();
+        assert!(rows.len() >= 10, "{} aimed rows", rows.len());
+        for row in rows {
+            let aim = row.aims.unwrap();
+            assert!(
+                aim.starts_with("pattern:") && aim.len() > 8,
+                "{}: {aim}",
+                row.name
+            );
+            assert!(row.template.contains("{0}"), "{}", row.name);
+        }
+    }
+}
