@@ -37,3 +37,62 @@ fn every_src_module_is_in_the_architecture_document() {
         "not in docs/ARCHITECTURE.md: {missing:?}"
     );
 }
+
+/// The number in the document's row for `module` that precedes `words` (the first such).
+fn stated(doc: &str, module: &str, words: &str) -> usize {
+    let row = doc
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{module}` |")))
+        .unwrap_or_else(|| panic!("no row for {module}"));
+    let at = row
+        .find(words)
+        .unwrap_or_else(|| panic!("{module}: no {words:?} in its row"));
+    let digits: String = row[..at]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .chars()
+        .rev()
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("{module}: no number before {words:?}"))
+}
+
+/// The counts `docs/ARCHITECTURE.md` states are the code's: the built-in ORT patterns, the
+/// torch rows (all of them and the torch-only ones, the rows aimed at Inductor rewrites),
+/// and the CLI stays a thin layer of at most 450 lines.
+#[test]
+fn the_counts_the_architecture_document_states_are_true() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("the document");
+    let builtin = dlcfuzz::mutate::patterns::builtin::library().patterns.len();
+    assert_eq!(
+        stated(&doc, "mutate/patterns/builtin.rs", "patterns from"),
+        builtin
+    );
+    let rows = dlcfuzz::torch::ops::table();
+    assert_eq!(stated(&doc, "torch/ops.rs", "in all)"), rows.len());
+    let derived = dlcfuzz::ops::unary::table()
+        .iter()
+        .filter(|u| u.torch.is_some())
+        .count()
+        + dlcfuzz::ops::binary::table()
+            .iter()
+            .filter(|b| b.torch.is_some())
+            .count();
+    assert_eq!(
+        stated(&doc, "torch/ops.rs", "more are torch-only"),
+        rows.len() - derived
+    );
+    let aimed = rows.iter().filter(|r| r.aims.is_some()).count();
+    assert_eq!(stated(&doc, "torch/ops.rs", "rows: five attention"), aimed);
+    let cli = std::fs::read_to_string(root.join("src/bin/dlcfuzz.rs")).expect("the CLI");
+    assert!(
+        cli.lines().count() <= 450,
+        "the CLI has {} lines",
+        cli.lines().count()
+    );
+}

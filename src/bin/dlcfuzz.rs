@@ -1,15 +1,14 @@
 //! The `dlcfuzz` command line: clap definitions and calls into the library. Targets come from
 //! `dlcfuzz::targets::TARGETS`, backends from `dlcfuzz::backend::BACKENDS`.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::campaign::launch::{self, FuzzOptions};
 use dlcfuzz::campaign::post::{self, PostOptions};
 use dlcfuzz::campaign::replay::{self, ReplayOptions};
 use dlcfuzz::campaign::worker::{self, Isolation};
 use dlcfuzz::mutate::patterns::{extract, Library};
-use dlcfuzz::targets::{TargetConfig, TARGETS};
+use dlcfuzz::targets::TargetConfig;
 use dlcfuzz::{backend, bench, report};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -89,14 +88,7 @@ struct IsolationArgs {
 impl IsolationArgs {
     /// The limits for tests of `target`.
     fn isolation(self, target: &str) -> Result<Isolation> {
-        let seconds = match self.timeout {
-            Some(s) => s,
-            None => lib(dlcfuzz::targets::by_name(target))?.test_seconds,
-        };
-        Ok(Isolation {
-            timeout: Duration::from_secs_f64(seconds),
-            rss_limit_mb: self.rss_limit_mb,
-        })
+        lib(Isolation::asked(target, self.timeout, self.rss_limit_mb))
     }
 }
 
@@ -150,10 +142,10 @@ impl FuzzArgs {
             jobs: self.jobs,
             in_process: self.no_isolation,
             resume: self.resume,
-            reduce_budget: match self.reduce_budget {
-                Some(s) => Duration::from_secs(s),
-                None => lib(dlcfuzz::targets::by_name(&target.name))?.reduce_budget(),
-            },
+            reduce_budget: lib(dlcfuzz::targets::reduce_budget(
+                &target.name,
+                self.reduce_budget,
+            ))?,
             program: program()?,
             guided: !self.no_feedback,
             target,
@@ -341,17 +333,7 @@ fn main() -> Result<()> {
         std::env::set_var("ORT_DYLIB_PATH", p);
     }
     match cli.command {
-        Command::Targets => {
-            for t in TARGETS.iter().filter(|t| t.fuzz_binary) {
-                println!(
-                    "{:20} {:5} {:14} {}",
-                    t.name,
-                    t.device.name(),
-                    t.backend,
-                    t.summary
-                );
-            }
-        }
+        Command::Targets => print!("{}", dlcfuzz::targets::listing()),
         Command::Gen {
             nodes,
             count,
@@ -389,22 +371,13 @@ fn main() -> Result<()> {
             isolation,
         } => {
             let target = lib(dlcfuzz::campaign::finding::Envelope::read(&finding))?.target;
-            let budget = match budget {
-                Some(seconds) => Duration::from_secs(seconds),
-                None => lib(dlcfuzz::targets::by_name(&target.name))?.reduce_budget(),
-            };
             let opts = PostOptions {
                 program: program()?,
-                budget,
+                budget: lib(dlcfuzz::targets::reduce_budget(&target.name, budget))?,
                 isolation: isolation.isolation(&target.name)?,
             };
             let reduction = lib(post::process(&finding, &opts))?;
-            eprintln!(
-                "reduced {} -> {} operator nodes; report in {}",
-                reduction.original_nodes,
-                reduction.reduced_nodes,
-                finding.join("report.md").display()
-            );
+            eprintln!("{}", reduction.summary(&finding));
             println!("{}", serde_json::to_string(&reduction)?);
         }
         Command::Report { dir } => print_json(&lib(report::campaign_json(&dir))?)?,
@@ -431,58 +404,38 @@ fn main() -> Result<()> {
         }
         Command::RunModel {
             path,
-            backend: name,
+            backend,
             show,
         } => {
-            let backend = lib(backend::by_name(&name))?;
-            for line in lib(backend::run_file(backend.as_ref(), &path, show))? {
+            let built = lib(dlcfuzz::backend::by_name(&backend))?;
+            for line in lib(dlcfuzz::backend::run_file(built.as_ref(), &path, show))? {
                 println!("{line}");
             }
         }
         Command::Capabilities {
             backend: name,
             target,
-        } => {
-            let name = match target {
-                Some(target) => {
-                    let built = lib(dlcfuzz::targets::build(&TargetConfig::new(&target, 10)))?;
-                    if let Some(listing) = built.capabilities() {
-                        println!("{listing}");
-                        return Ok(());
-                    }
-                    built.info().backend.to_string()
-                }
-                None => name,
-            };
-            let caps = Capabilities::load_or_probe(lib(backend::by_name(&name))?.as_ref());
-            print!("{}", caps.listing());
-            println!("{}", caps.summary());
-        }
+        } => print!(
+            "{}",
+            lib(dlcfuzz::targets::capabilities(target.as_deref(), &name))?
+        ),
         Command::ReferenceCheck { data } => {
-            use dlcfuzz::reference::onnx_models;
-            let data = data.unwrap_or_else(onnx_models::default_data_dir);
-            if !data.is_dir() {
-                bail!(
-                    "no ONNX backend test data at {} (run scripts/setup.sh)",
-                    data.display()
-                );
+            print!(
+                "{}",
+                lib(dlcfuzz::reference::onnx_models::check_report(data))?
+            )
+        }
+        Command::Patterns { what } => match what {
+            PatternsCommand::Extract { dir, out } => {
+                let library = lib(extract::extract(&dir))?;
+                lib(library.save(&out))?;
+                print!("{}", library.stats());
+                eprintln!("written to {}", out.display());
             }
-            print!("{}", onnx_models::table(&onnx_models::check_all(&data)));
-            println!("reference: {}", dlcfuzz::reference::version());
-        }
-        Command::Patterns {
-            what: PatternsCommand::Extract { dir, out },
-        } => {
-            let library = lib(extract::extract(&dir))?;
-            lib(library.save(&out))?;
-            print!("{}", library.stats());
-            eprintln!("written to {}", out.display());
-        }
-        Command::Patterns {
-            what: PatternsCommand::Stats { library },
-        } => {
-            print!("{}", lib(Library::named(&library))?.stats());
-        }
+            PatternsCommand::Stats { library } => {
+                print!("{}", lib(Library::named(&library))?.stats())
+            }
+        },
         Command::Bench { what } => {
             let bar = progress(what.count().map(|n| n as u64));
             let summary = what.run(&|| bar.inc(1));

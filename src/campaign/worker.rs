@@ -74,6 +74,23 @@ impl Isolation {
             rss_limit_mb: Self::DEFAULT_RSS_MB,
         }
     }
+
+    /// The limits a user asked for on tests of the target called `target`: `timeout`
+    /// seconds (default: the target's own) and `rss_limit_mb`.
+    pub fn asked(
+        target: &str,
+        timeout: Option<f64>,
+        rss_limit_mb: u64,
+    ) -> Result<Isolation, String> {
+        let seconds = match timeout {
+            Some(s) => s,
+            None => crate::targets::by_name(target)?.test_seconds,
+        };
+        Ok(Isolation {
+            timeout: Duration::from_secs_f64(seconds),
+            rss_limit_mb,
+        })
+    }
 }
 
 struct Running {

@@ -46,6 +46,17 @@ impl Reduction {
     pub fn ratio(&self) -> f64 {
         self.reduced_nodes as f64 / self.original_nodes.max(1) as f64
     }
+
+    /// One line for the user: the sizes before and after, and where the finding folder
+    /// `finding`'s report is.
+    pub fn summary(&self, finding: &std::path::Path) -> String {
+        format!(
+            "reduced {} -> {} operator nodes; report in {}",
+            self.original_nodes,
+            self.reduced_nodes,
+            finding.join("report.md").display()
+        )
+    }
 }
 
 /// The part of a finding signature that a reduction must keep: the signature without the

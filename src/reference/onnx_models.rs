@@ -121,6 +121,23 @@ pub fn default_data_dir() -> PathBuf {
     crate::paths::deps_dir().join("onnx/backend/test/data")
 }
 
+/// `dlcfuzz reference-check`: the table of [`check_all`] over `data` (default:
+/// [`default_data_dir`]) and the reference's version, or what is missing.
+pub fn check_report(data: Option<PathBuf>) -> Result<String, String> {
+    let data = data.unwrap_or_else(default_data_dir);
+    if !data.is_dir() {
+        return Err(format!(
+            "no ONNX backend test data at {} (run scripts/setup.sh)",
+            data.display()
+        ));
+    }
+    Ok(format!(
+        "{}reference: {}\n",
+        table(&check_all(&data)),
+        super::version()
+    ))
+}
+
 /// Checks every model of every suite under `data` (a suite folder that is missing is
 /// skipped). Reports come sorted by suite, then name.
 pub fn check_all(data: &Path) -> Vec<ModelReport> {

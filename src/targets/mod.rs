@@ -723,6 +723,53 @@ pub fn by_name(name: &str) -> Result<&'static TargetInfo, String> {
     })
 }
 
+/// `dlcfuzz targets`: one line per target with a fuzz binary (name, device, backend,
+/// summary).
+pub fn listing() -> String {
+    TARGETS
+        .iter()
+        .filter(|t| t.fuzz_binary)
+        .map(|t| {
+            format!(
+                "{:20} {:5} {:14} {}\n",
+                t.name,
+                t.device.name(),
+                t.backend,
+                t.summary
+            )
+        })
+        .collect()
+}
+
+/// `dlcfuzz capabilities`: what `target` offers (a program target's own listing of rows,
+/// else its backend's capability table), or, without a target, the capability table of the
+/// backend called `backend`; the table ends with its one-line JSON summary.
+pub fn capabilities(target: Option<&str>, backend: &str) -> Result<String, String> {
+    let backend = match target {
+        Some(target) => {
+            let built = build(&TargetConfig::new(target, 10))?;
+            if let Some(listing) = built.capabilities() {
+                return Ok(listing + "\n");
+            }
+            built.info().backend.to_string()
+        }
+        None => backend.to_string(),
+    };
+    let caps = crate::backend::capability::Capabilities::load_or_probe(
+        crate::backend::by_name(&backend)?.as_ref(),
+    );
+    Ok(format!("{}{}\n", caps.listing(), caps.summary()))
+}
+
+/// The reduction budget a user asked for on findings of the target called `target`:
+/// `seconds`, or the target's default ([`TargetInfo::reduce_budget`]).
+pub fn reduce_budget(target: &str, seconds: Option<u64>) -> Result<std::time::Duration, String> {
+    match seconds {
+        Some(s) => Ok(std::time::Duration::from_secs(s)),
+        None => Ok(by_name(target)?.reduce_budget()),
+    }
+}
+
 /// Builds the target `config` names.
 pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     // The reference, the value search and TorchScript run libtorch on tiny tensors: one
