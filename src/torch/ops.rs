@@ -399,9 +399,9 @@ fn torch_only() -> Vec<TorchOp> {
         row("masked_fill", Index, Numeric, Out::Same, "{0}.masked_fill({1}, {i:0:2})"),
         // Attention.
         row("scaled_dot_product_attention", attention(4), Float, Out::Same, "torch.nn.functional.scaled_dot_product_attention({0}, {1}, {2}, is_causal={c:False|True})"),
-        // Shaped like what Inductor's pattern matcher rewrites (torch/_inductor/fx_passes;
-        // the cases of test/inductor/test_fused_attention.py and test_pattern_matcher.py),
-        // each aiming at the rewrite its probe on torch 2.15 fired.
+        // Shaped like what Inductor's pattern matcher rewrites (torch/_inductor/fx_passes:
+        // fuse_attention's `_sfdp_pattern_N`, the joint-graph and post-grad rewrites), each
+        // aiming at the rewrite a hand probe on torch 2.15 fired (docs/inductor-patterns.md).
         row("sdpa_divided", attention(4), Float, Out::Same, "torch.matmul(torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)) / {f:0.5:4}, dim=-1), {2})").aims("pattern:_sfdp_pattern_1_"),
         row("sdpa_scaled", attention(4), Float, Out::Same, "torch.matmul({0}, {1}.transpose(-2, -1)).mul({f:0.125:1}).softmax(dim=-1).matmul({2})").aims("pattern:_sfdp_pattern_2_"),
         row("sdpa_masked", attention(4), Float, Out::Same, "torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)) / {f:0.5:4} + {3}, dim=-1) @ {2}").aims("pattern:_sfdp_pattern_5_"),
