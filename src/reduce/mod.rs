@@ -258,6 +258,23 @@ mod tests {
     use crate::gen::{Limits, Menu};
 
     #[test]
+    fn a_reduction_summarizes_itself_in_one_line() {
+        let reduction = Reduction {
+            edits: Vec::new(),
+            original_nodes: 9,
+            reduced_nodes: 2,
+            tests: 40,
+            out_of_budget: false,
+            seconds: 1.5,
+        };
+        let line = reduction.summary(std::path::Path::new("out/f1"));
+        assert_eq!(
+            line,
+            "reduced 9 -> 2 operator nodes; report in out/f1/report.md"
+        );
+    }
+
+    #[test]
     fn reduction_keys_drop_the_op_list_only() {
         assert_eq!(
             reduction_key("inconsistency:basic:Add,Mul"),

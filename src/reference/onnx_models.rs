@@ -699,6 +699,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_data_folder_is_named() {
+        let missing = PathBuf::from("/nonexistent/onnx-data");
+        let error = check_report(Some(missing)).unwrap_err();
+        assert!(error.contains("/nonexistent/onnx-data") && error.contains("scripts/setup.sh"));
+    }
+
+    #[test]
     fn typed_and_raw_tensor_protos_decode_alike() {
         let raw = crate::emit::onnx::tensor_proto(
             "x",

@@ -892,6 +892,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn what_a_user_asks_for_resolves_against_the_target_row() {
+        assert!(listing().lines().any(|l| l.starts_with("ort_cpu ")));
+        assert!(listing().lines().all(|l| !l.starts_with("ort_cpu_faulty")));
+        assert_eq!(
+            reduce_budget("ort_cpu", Some(5)),
+            Ok(std::time::Duration::from_secs(5))
+        );
+        let row = by_name("torch_compile_cpu").unwrap();
+        assert_eq!(
+            reduce_budget("torch_compile_cpu", None),
+            Ok(row.reduce_budget())
+        );
+        let isolation =
+            crate::campaign::worker::Isolation::asked("torch_compile_cpu", None, 99).unwrap();
+        assert_eq!(isolation.timeout.as_secs_f64(), row.test_seconds);
+        assert_eq!(isolation.rss_limit_mb, 99);
+        assert!(reduce_budget("no_such_target", None)
+            .unwrap_err()
+            .contains("the targets are"));
+    }
+
+    #[test]
     fn names_are_unique_and_legacy_backend_names_resolve() {
         let mut names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
         names.sort_unstable();

@@ -10,7 +10,7 @@ use crate::ops::ValueDomain;
 use arbitrary::Unstructured;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Largest element count of any value.
 pub const MAX_NUMEL: usize = 2048;
@@ -261,15 +261,7 @@ impl<'a, 'b> Builder<'a, 'b> {
     pub fn new(u: &'a mut Unstructured<'b>, seed: u64) -> Self {
         Builder {
             u,
-            program: Program {
-                params: Vec::new(),
-                body: Vec::new(),
-                outputs: Vec::new(),
-                functions: Vec::new(),
-                types: BTreeMap::new(),
-                profile: BTreeMap::new(),
-                fresh: 0,
-            },
+            program: Program::default(),
             rng: ChaCha8Rng::seed_from_u64(seed),
             pool: Vec::new(),
             handled: None,

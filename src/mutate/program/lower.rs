@@ -163,15 +163,7 @@ pub fn lower(
     values: &BTreeMap<ValueRef, crate::ir::Tensor>,
 ) -> Result<Program, String> {
     let g = &case.graph;
-    let mut program = Program {
-        params: Vec::new(),
-        body: Vec::new(),
-        outputs: Vec::new(),
-        functions: Vec::new(),
-        types: BTreeMap::new(),
-        profile: BTreeMap::new(),
-        fresh: 0,
-    };
+    let mut program = Program::default();
     for v in g.values() {
         let name = value_name(g, v);
         if g.ty(v).dtype != DType::F32 {

@@ -239,8 +239,8 @@ pub struct Function {
 }
 
 /// A program: parameters (the graph's inputs and weights), a body, outputs, hoisted functions
-/// and the type of every variable.
-#[derive(Clone, Debug, PartialEq)]
+/// and the type of every variable. `Program::default()` is the empty program.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     /// Parameters, in call order.
     pub params: Vec<Var>,
