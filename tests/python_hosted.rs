@@ -54,6 +54,17 @@ fn planted_failures_are_classified() {
         }
         other => panic!("an internal error must be a finding: {other:?}"),
     }
+    // A C++ compile error whose error line sits behind pages of warnings still signs
+    // with its error line (the host keeps `error:` lines when it cuts a long message).
+    match planted(&host, "compile_error_after_warnings") {
+        Verdict::Found(f) => assert!(
+            f.signature
+                .ends_with("C++ compile error: no matching function for call to 'planted()'"),
+            "{}",
+            f.signature
+        ),
+        other => panic!("a compile error must be a finding: {other:?}"),
+    }
     match planted(&host, "unsupported") {
         Verdict::Skipped(Skip::Unsupported(m)) => assert!(m.contains("NotImplementedError"), "{m}"),
         other => panic!("an unsupported feature must be skipped: {other:?}"),

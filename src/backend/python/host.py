@@ -87,12 +87,23 @@ def _qualified(exc):
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+def _bounded(message, limit=4000):
+    """`message` cut to `limit` characters, its first line first and then its compiler
+    `error:` lines: a C++ compile error's output can open with pages of warnings, and the
+    error line is what names the bug."""
+    if len(message) <= limit:
+        return message
+    first, _, rest = message.partition("\n")
+    errors = "".join(line + "\n" for line in rest.splitlines() if " error: " in line)
+    return (first + "\n" + errors[: limit // 2] + rest)[:limit]
+
+
 def error_record(stage, exc):
     """The exception chain (outermost first) and the innermost exception's last frames."""
     chain, seen, e, inner = [], set(), exc, exc
     while e is not None and id(e) not in seen and len(chain) < 8:
         seen.add(id(e))
-        chain.append({"type": _qualified(e), "message": str(e)[:4000]})
+        chain.append({"type": _qualified(e), "message": _bounded(str(e))})
         inner = e
         e = e.__cause__ or e.__context__
     frames = []
@@ -918,6 +929,11 @@ def fault(req, blobs):
             raise AssertionError("planted internal compiler error: invariant violated")
         if kind == "unsupported":
             raise NotImplementedError("planted: operator not supported")
+        if kind == "compile_error_after_warnings":
+            warnings = "".join(f"cpp_prefix.h:{k}: warning: planted\n" for k in range(400))
+            raise RuntimeError(
+                "C++ compile error\n" + warnings + "k.cpp:1:1: error: no matching function for call to 'planted()'\n"
+            )
         raise ValueError(f"unknown fault {kind}")
 
     try:
