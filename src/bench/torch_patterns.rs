@@ -96,7 +96,7 @@ pub fn torch_patterns(
     };
     let harness = TorchCompileHarness::on(device, max_ops)?;
     let mut next = random_inputs(seed, INPUT_LEN);
-    let mut rows: BTreeMap<&str, (&str, Tally)> = BTreeMap::new();
+    let mut rows: Vec<(&TorchOp, Tally)> = Vec::new();
     let mut aims: BTreeMap<&str, Tally> = BTreeMap::new();
     let mut instead: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
     let mut unreachable = Vec::new();
@@ -107,6 +107,7 @@ pub fn torch_patterns(
         if inputs.is_empty() {
             unreachable.push(row.name);
         }
+        let mut tally = Tally::default();
         for bytes in inputs {
             let run = harness.test(&bytes, &[]);
             tick();
@@ -118,12 +119,12 @@ pub fn torch_patterns(
                     *other.entry(name.clone()).or_default() += 1;
                 }
             }
-            rows.entry(row.name)
-                .or_insert_with(|| (aim, Tally::default()))
-                .1
-                .add(fired, valid);
+            tally.add(fired, valid);
             aims.entry(aim).or_default().add(fired, valid);
             overall.add(fired, valid);
+        }
+        if tally.tested > 0 {
+            rows.push((row, tally));
         }
     }
     Ok(json!({
@@ -134,11 +135,11 @@ pub fn torch_patterns(
         "programs": overall.tested,
         "valid": overall.valid,
         "optimization_triggering_rate": overall.rate(),
-        "rows_firing_their_aim_at_least_once": rows.values().filter(|(_, t)| t.fired > 0).count(),
-        "rows": rows.iter().map(|(name, (aim, t))| {
+        "rows_firing_their_aim_at_least_once": rows.iter().filter(|(_, t)| t.fired > 0).count(),
+        "rows": rows.iter().map(|(row, t)| {
             let mut v = t.json();
-            v["aims"] = json!(aim);
-            (name.to_string(), v)
+            v["aims"] = json!(row.aims);
+            (row.name.to_string(), v)
         }).collect::<serde_json::Map<String, Value>>(),
         "aims": aims.iter().map(|(a, t)| (a.to_string(), t.json())).collect::<serde_json::Map<String, Value>>(),
         "patterns_fired_instead": instead,

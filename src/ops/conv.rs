@@ -217,9 +217,10 @@ impl Pool {
 
 impl OpSpec for Pool {
     fn rounding(&self) -> RoundingClass {
-        match self.name {
-            "AveragePool" => RoundingClass::Accumulating,
-            _ => RoundingClass::Correct,
+        if self.is_average() {
+            RoundingClass::Accumulating
+        } else {
+            RoundingClass::Correct
         }
     }
 

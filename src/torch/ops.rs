@@ -189,9 +189,9 @@ pub struct TorchOp {
     /// The optimization the row is shaped to trigger: the start of the name the compiler
     /// reports it under when it fires (`pattern:NAME` for an Inductor pattern-matcher
     /// rewrite; `pattern:_sfdp_pattern_1_` covers its float32 `_inference` and its
-    /// reduced-precision `_half_inference` forms). Rows taken from the compilers' own
-    /// pattern tests; `dlcfuzz bench patterns --target torch_compile_cpu` measures how often
-    /// each fires.
+    /// reduced-precision `_half_inference` forms). Rows written after the compilers' own
+    /// pattern functions; `dlcfuzz bench patterns --target torch_compile_cpu` measures how
+    /// often each fires.
     pub aims: Option<&'static str>,
 }
 

@@ -1,5 +1,5 @@
-//! Linear algebra, attention, convolution, pooling, resampling, padding and normalization rows. Each
-//! reshapes its input to the rank it needs (an adapter statement), adds its weights as new
+//! Linear algebra, attention, convolution, pooling, resampling, padding and normalization
+//! rows. Each reshapes its input to the rank it needs (an adapter statement), adds its weights as new
 //! parameters of the input's type, and computes the output shape with torch's formulas.
 
 use super::{template, Builder};
