@@ -36,7 +36,8 @@ pub fn error(got: &Tensor, want: &Tensor, scalar: ScalarType) -> f64 {
 
 /// The runs of one output the oracle weighs.
 pub struct Evidence<'a> {
-    /// The output's torch type (in eager).
+    /// The type whose tolerance judges the output: its torch type in eager, or a looser
+    /// float type its value passed through.
     pub scalar: ScalarType,
     /// Eager.
     pub eager: &'a Tensor,

@@ -80,6 +80,13 @@ impl SurfaceTest {
         self.component_of.values().max().map_or(1, |c| c + 1)
     }
 
+    /// The type whose tolerance judges each output of a run whose outputs have the torch
+    /// types `types`: a float output by the loosest float type on its path
+    /// ([`crate::mutate::program::working`]).
+    pub fn tolerances(&self, types: &[Option<ScalarType>]) -> Vec<ScalarType> {
+        crate::mutate::program::working::tolerance_types(&self.program, types)
+    }
+
     /// The row that produced output `k` (`grad` beyond the outputs: a gradient).
     pub fn producer(&self, k: usize) -> &str {
         match self.program.outputs.get(k) {
@@ -139,12 +146,13 @@ pub enum Judged {
 }
 
 /// A candidate run's outputs `got` (of types `got_types`) against eager's (`eager`,
-/// `types`): a different type or a missing output is always wrong; outputs beyond their
-/// type's tolerance are judged by [`crate::oracle::accuracy`] on the runs `conditioning`
+/// `types`): a different type or a missing output is always wrong; outputs beyond the
+/// tolerance of their working precision (`tolerances`: [`SurfaceTest::tolerances`]) are judged by [`crate::oracle::accuracy`] on the runs `conditioning`
 /// returns (a response with a `widened` run and `perturbed<k>` runs), requested only then.
 pub fn judge_against_eager(
     eager: &[Tensor],
     types: &[Option<ScalarType>],
+    tolerances: &[ScalarType],
     got: &[Tensor],
     got_types: &[Option<ScalarType>],
     conditioning: impl FnOnce() -> Result<Frame, Verdict>,
@@ -169,7 +177,12 @@ pub fn judge_against_eager(
             detail,
         });
     }
-    let scalar = |k: usize| types[k].unwrap_or(ScalarType::F32);
+    let scalar = |k: usize| {
+        tolerances
+            .get(k)
+            .copied()
+            .unwrap_or(types[k].unwrap_or(ScalarType::F32))
+    };
     let suspects: Vec<usize> = (0..eager.len())
         .filter(|k| error(&got[*k], &eager[*k], scalar(*k)) > 1.0)
         .collect();
@@ -447,10 +460,32 @@ mod tests {
     }
 
     const F32: [Option<ScalarType>; 1] = [Some(ScalarType::F32)];
+    const TOL: [ScalarType; 1] = [ScalarType::F32];
+
+    #[test]
+    fn a_float32_output_behind_a_float16_stage_is_judged_by_float16s_tolerance() {
+        let no_conditioning = || -> Result<Frame, Verdict> { panic!("conditioning requested") };
+        let (eager, got) = ([t(&[1.0])], [t(&[1.004])]);
+        let judged = judge_against_eager(
+            &eager,
+            &F32,
+            &[ScalarType::F16],
+            &got,
+            &F32,
+            no_conditioning,
+        );
+        assert_eq!(judged, Ok(Judged::Agrees));
+        let exact = response(&[("eager", eager.to_vec()), ("widened", eager.to_vec())]);
+        let judged = judge_against_eager(&eager, &F32, &TOL, &got, &F32, || Ok(exact));
+        assert!(
+            matches!(judged, Ok(Judged::Wrong { what: "value", .. })),
+            "{judged:?}"
+        );
+    }
 
     #[test]
     fn agreeing_runs_never_ask_for_conditioning() {
-        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[t(&[1.0])], &F32, || {
+        let judged = judge_against_eager(&[t(&[1.0])], &F32, &TOL, &[t(&[1.0])], &F32, || {
             panic!("conditioning requested")
         });
         assert_eq!(judged, Ok(Judged::Agrees));
@@ -460,7 +495,14 @@ mod tests {
     fn types_and_arity_are_always_wrong() {
         let no_conditioning = || -> Result<Frame, Verdict> { panic!("conditioning requested") };
         let other = [Some(ScalarType::F64)];
-        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[t(&[1.0])], &other, no_conditioning);
+        let judged = judge_against_eager(
+            &[t(&[1.0])],
+            &F32,
+            &TOL,
+            &[t(&[1.0])],
+            &other,
+            no_conditioning,
+        );
         assert!(
             matches!(
                 judged,
@@ -472,7 +514,7 @@ mod tests {
             ),
             "{judged:?}"
         );
-        let judged = judge_against_eager(&[t(&[1.0])], &F32, &[], &[], no_conditioning);
+        let judged = judge_against_eager(&[t(&[1.0])], &F32, &TOL, &[], &[], no_conditioning);
         assert!(
             matches!(judged, Ok(Judged::Wrong { what: "arity", .. })),
             "{judged:?}"
@@ -484,7 +526,7 @@ mod tests {
         let eager = [t(&[1.0, 2.0])];
         let wrong = [t(&[1.0, 2.5])];
         let exact = response(&[("eager", eager.to_vec()), ("widened", eager.to_vec())]);
-        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(exact));
+        let judged = judge_against_eager(&eager, &F32, &TOL, &wrong, &F32, || Ok(exact));
         assert!(
             matches!(
                 judged,
@@ -498,7 +540,7 @@ mod tests {
         );
         // Eager is the one off the exact result: the compiled value is more accurate.
         let closer = response(&[("eager", eager.to_vec()), ("widened", wrong.to_vec())]);
-        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(closer));
+        let judged = judge_against_eager(&eager, &F32, &TOL, &wrong, &F32, || Ok(closer));
         assert!(matches!(judged, Ok(Judged::Explained(_))), "{judged:?}");
         // Eager moves under perturbation: fragile, never compared.
         let fragile = response(&[
@@ -506,7 +548,7 @@ mod tests {
             ("widened", eager.to_vec()),
             ("perturbed0", wrong.to_vec()),
         ]);
-        let judged = judge_against_eager(&eager, &F32, &wrong, &F32, || Ok(fragile));
+        let judged = judge_against_eager(&eager, &F32, &TOL, &wrong, &F32, || Ok(fragile));
         assert!(
             matches!(judged, Ok(Judged::Explained(ref r)) if r.contains("Fragile")),
             "{judged:?}"

@@ -334,6 +334,7 @@ impl TorchCompileHarness {
             return Verdict::Skipped(Skip::NonFinite);
         }
         let types = run_dtypes(&response, 0);
+        let tolerances = test.tolerances(&types);
         for (index, (name, run)) in named.iter().enumerate().skip(1) {
             let outputs = match run {
                 Run::Failed(e) => {
@@ -360,6 +361,7 @@ impl TorchCompileHarness {
             match judge_against_eager(
                 &eager,
                 &types,
+                &tolerances,
                 outputs,
                 &run_dtypes(&response, index),
                 conditioning,
@@ -506,7 +508,11 @@ impl TorchCompileHarness {
         let Some(k) = k else {
             return true;
         };
-        let scalar = types.get(k).copied().flatten().unwrap_or(ScalarType::F32);
+        let scalar = test
+            .tolerances(&types)
+            .get(k)
+            .copied()
+            .unwrap_or(ScalarType::F32);
         run_dtypes(&response, index) == types
             && match (o.get(k), eager.get(k)) {
                 (Some(a), Some(b)) => error(a, b, scalar) <= 1.0,

@@ -256,7 +256,15 @@ impl OnnxExportHarness {
             call(&self.host, BACKEND, &self.request(test, &source, extra))
         };
         let got_types = run_dtypes(&response, index);
-        let judged = judge_against_eager(&eager, &types, outputs, &got_types, conditioning);
+        let tolerances = test.tolerances(&types);
+        let judged = judge_against_eager(
+            &eager,
+            &types,
+            &tolerances,
+            outputs,
+            &got_types,
+            conditioning,
+        );
         if let Some(check) = rejected {
             return (
                 checker_verdict(stage_failure(BACKEND, "check", check), &judged),
@@ -318,7 +326,11 @@ impl OnnxExportHarness {
             Some((_, Run::Outputs(o))) => o.get(k).cloned(),
             _ => None,
         };
-        let scalar = types.get(k).copied().flatten().unwrap_or(ScalarType::F32);
+        let scalar = test
+            .tolerances(types)
+            .get(k)
+            .copied()
+            .unwrap_or(ScalarType::F32);
         let near = |a: &Tensor, b: &Tensor| error(a, b, scalar) <= 1.0;
         match (reference, eager, ort.get(k)) {
             (Some(r), Some(e), _) if near(&r, &e) => "onnxruntime",

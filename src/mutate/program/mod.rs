@@ -12,7 +12,8 @@
 //!   is synthesized from a profile of the seed run (element, shape, `len(shape)`, max/min,
 //!   compared with >, <, >= or <=).
 //!
-//! [`crate::mutate::program::render`] renders the program as TorchScript or Python source.
+//! [`crate::mutate::program::render`] renders the program as TorchScript or Python source;
+//! [`working`] derives the precision each output is computed in, for the oracle.
 
 pub mod emi;
 pub mod functionalize;
@@ -20,6 +21,7 @@ pub mod lower;
 pub mod recover;
 pub mod render;
 pub mod resolve;
+pub mod working;
 
 use crate::ir::{ScalarType, Tensor, TensorType};
 use serde::{Deserialize, Serialize};
