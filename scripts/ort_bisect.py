@@ -41,8 +41,11 @@ WhereDummyDq""".split()
 RULES = """EliminateIdentity EliminateSlice UnsqueezeElimination EliminateDropout
 ExpandElimination CastElimination PreShapeNodeElimination NoopElimination DivMulFusion
 FuseReluClip GemmSumFusion GemmTransposeFusion NotWhereFusion ConvAddFusion ConvMulFusion
-ConvBNFusion ClipQuantFusion ReluQuantFusion""".split()
+ConvBNFusion Pad_Fusion MatMul_BatchNormalization_Fusion LabelEncoderFusion
+CastChainElimination ClipQuantFusion ReluQuantFusion""".split()
 CANDIDATES = TRANSFORMERS + RULES
+# The transformers that run the rewrite rules: disabled last, when no named rule is at fault.
+RULE_CONTAINERS = ["Level1_RuleBasedTransformer", "Level2_RuleBasedTransformer"]
 
 
 def load_feeds():
@@ -131,6 +134,12 @@ def main():
         return kind(run(level, disabled)) == want
 
     if reproduces([]):
+        # A rewrite rule this list does not name yet: the container that runs it.
+        for container in RULE_CONTAINERS:
+            if kind(run(level, CANDIDATES + [container])) != want:
+                print(json.dumps({"level": level_name, "kind": want, "culprits": [container],
+                                  "runs": RUNS, "note": "a rewrite rule this script does not name"}))
+                return
         print(json.dumps({"level": level_name, "kind": want, "culprits": [], "runs": RUNS,
                           "note": "reproduces with every known transformer disabled"}))
         return
