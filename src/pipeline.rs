@@ -145,15 +145,25 @@ impl Pipeline {
         model.inputs.iter().map(|(n, _)| &case.values[n]).collect()
     }
 
-    /// A reference mismatch (every level against the reference) narrowed to the first op at
-    /// fault ([`localize`]): explained away as amplified rounding, or re-signed by that op and
-    /// its dtypes so that one kernel bug is one finding whatever graph it sits in. Other verdicts, and mismatches that cannot be localized,
-    /// pass through.
+    /// A finding whose unoptimized level already departs from the reference (every level
+    /// against it, the unoptimized level alone, or both sides differently) narrowed to the
+    /// first op at fault ([`localize`]) and re-signed by that op and its dtypes, so that one
+    /// kernel bug is one finding whatever graph it sits in and whichever level showed it
+    /// first (an optimized level disagreeing with an already wrong unoptimized one is that
+    /// kernel bug seen through a rewrite). When every level agrees, a difference the
+    /// reference reproduces from the backend's own inputs of that op is amplified rounding
+    /// and explained away. Other verdicts, and findings that cannot be localized, pass
+    /// through.
     fn localized(&self, case: &TestCase, verdict: Verdict) -> Verdict {
         let Verdict::Found(finding) = verdict else {
             return verdict;
         };
-        if finding.blame != Some(Blame::KernelsOrReference) {
+        let every_level = finding.blame == Some(Blame::KernelsOrReference);
+        let unoptimized_departs = matches!(
+            finding.blame,
+            Some(Blame::Ambiguous | Blame::UnoptimizedKernels)
+        );
+        if !every_level && !unoptimized_departs {
             return Verdict::Found(finding);
         }
         let backend = self.backend.as_ref();
@@ -161,6 +171,9 @@ impl Pipeline {
             return Verdict::Found(finding);
         };
         if divergence.conditioning {
+            if !every_level {
+                return Verdict::Found(finding);
+            }
             return Verdict::Skipped(Skip::Explained(format!(
                 "rounding amplified by {}({})",
                 divergence.op_type, divergence.sig

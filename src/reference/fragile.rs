@@ -218,6 +218,15 @@ pub fn undefined(
     };
     let op_type = op.op_type();
     Ok(match op_type {
+        // NaN has no integer image: Cast's "undefined if OOR" (NaN is in no range),
+        // QuantizeLinear's formula (its saturation bounds infinities, not NaN), and the index
+        // of a maximum or minimum (ArgMax and ArgMin say nothing of NaN). A value search that
+        // could not make every value finite leaves such NaNs in place.
+        "Cast" | "QuantizeLinear" | "ArgMax" | "ArgMin"
+            if in_dtype.is_float() && out_dtype.is_int() && any(&exact(0)?.isnan()) =>
+        {
+            Some("NaN converted to an integer: no value is defined")
+        }
         // Cast: "Casting from floating point to fixed point: undefined if OOR" (out of range).
         "Cast" if in_dtype.is_float() && out_dtype.is_int() => {
             let t = exact(0)?.f_trunc()?;
@@ -540,6 +549,17 @@ mod tests {
         attrs: Attrs<i64>,
         xs: Vec<Tensor>,
     ) -> (bool, bool, bool) {
+        judge_typed(op, dtype, dtype, attrs, xs)
+    }
+
+    /// [`judge_with`] for an op whose output type `out` differs from its inputs'.
+    fn judge_typed(
+        op: &str,
+        dtype: DType,
+        out: DType,
+        attrs: Attrs<i64>,
+        xs: Vec<Tensor>,
+    ) -> (bool, bool, bool) {
         let t = TensorType::new(dtype, vec![xs[0].numel()]);
         let mut g = Graph::new();
         let mut values = BTreeMap::new();
@@ -558,7 +578,7 @@ mod tests {
             sig: Sig::uniform(dtype, refs.len()),
             attrs,
         };
-        let n = g.add_op(node, vec![t], &refs);
+        let n = g.add_op(node, vec![TensorType::new(out, t.shape.clone())], &refs);
         let m = fixed(1e-3);
         (
             on_boundary(&g, n, &values, &m).unwrap(),
@@ -604,6 +624,17 @@ mod tests {
             ];
             assert_eq!(judge(op, dtype, xy).1, want, "{op} {x} {y}");
         }
+    }
+
+    #[test]
+    fn nan_converted_to_an_integer_is_undefined() {
+        let x = |v: f32| vec![Tensor::from_slice(&[1.0f32, v])];
+        for op in ["Cast", "ArgMax"] {
+            assert!(judge_typed(op, DType::F32, DType::I64, Attrs::default(), x(f32::NAN)).1);
+            assert!(!judge_typed(op, DType::F32, DType::I64, Attrs::default(), x(2.0)).1);
+        }
+        // A float result of a NaN is compared as NaN, not undefined.
+        assert!(!judge("Relu", DType::F32, x(f32::NAN)).1);
     }
 
     #[test]

@@ -78,3 +78,21 @@ fn openvino_is_fed_by_input_name() {
         run.verdict
     );
 }
+
+/// A value search that cannot make every value finite leaves NaN in place (here `Acos` of an
+/// input outside [-1, 1]), and a NaN reaching `QuantizeLinear` (or a float-to-integer `Cast`,
+/// `ArgMax`, `ArgMin`) has no integer value: ONNX Runtime gives -128, the reference 0. A
+/// fresh-seed 10-minute `ort_cpu` campaign (seed 2711) reported it as a
+/// `reference-mismatch:QuantizeLinear(f32->i8)`; such a value is undefined now, never compared.
+#[test]
+fn nan_converted_to_an_integer_is_not_a_finding() {
+    let bytes = include_bytes!("data/ort-quantize-linear-nan-input.bin");
+    let config = dlcfuzz::targets::TargetConfig::new("ort_cpu", 10);
+    let target = dlcfuzz::targets::build(&config).expect("ort_cpu builds");
+    let run = target.run(bytes, &[], None);
+    assert!(
+        !matches!(run.verdict, dlcfuzz::oracle::Verdict::Found(_)),
+        "{:?}",
+        run.verdict
+    );
+}
