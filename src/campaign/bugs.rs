@@ -16,6 +16,8 @@
 //!   without element types (a rewrite matches on op types) and without the data movement
 //!   (Expand, Tile, Slice, …) that only shapes the computing op's inputs, unless nothing else
 //!   is left; without culprits, every reduced op with its element-type classes;
+//! - for a program target's output of another type than eager's, only that type change
+//!   (`F16->F32`): type rules, not the op that made the value, decide it;
 //! - and for an inconsistency the mismatch's kind: shape, dtype, values, output count.
 //!
 //! Merging keeps everything: the member's input is copied into the bug folder
@@ -135,6 +137,22 @@ fn mismatch_kind(detail: &str) -> &'static str {
     }
 }
 
+/// A program target's output type against eager's, from its detail (`output 5 is
+/// Some(Some(F32)), eager's is Some(Some(F16))` → `F16->F32`): a compiler that gives one
+/// output type for another does so by its type rules, whatever op produced the value.
+fn dtype_change(detail: &str) -> Option<String> {
+    let inner = |s: &str| {
+        s.trim()
+            .trim_start_matches("Some(")
+            .split(')')
+            .next()
+            .map(str::to_string)
+    };
+    let (_, rest) = detail.split_once(" is Some(")?;
+    let (got, eager) = rest.split_once(", eager's is ")?;
+    Some(format!("{}->{}", inner(eager)?, inner(got)?))
+}
+
 /// Names of element types in compiler messages (tract's datum types among them): a shape
 /// fact `2,3,Bool` says which graph a crash sat in, not which bug it is.
 const TYPE_WORDS: &[&str] = &[
@@ -229,6 +247,10 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
         // One pass failing on one op pattern, whatever its message says of the types.
         FindingKind::Crash if specific => (untyped_ops(), "crash".to_string()),
         FindingKind::Crash if !silent => (Vec::new(), crash_symptom(crash_message(f))),
+        FindingKind::Inconsistency if dtype_change(&f.detail).is_some() => (
+            Vec::new(),
+            format!("dtype:{}", dtype_change(&f.detail).unwrap_or_default()),
+        ),
         FindingKind::Inconsistency => match crate::campaign::verify::localized_op_sig(&f.signature)
         {
             // A kernel at fault: its element types matter.
@@ -486,6 +508,37 @@ mod tests {
             provisional_key(&extended.finding)
         );
         assert_ne!(provisional_key(&basic.finding), key(&basic, None));
+    }
+
+    #[test]
+    fn a_program_output_type_change_is_one_bug_whatever_op_made_the_value() {
+        let detail = |k: usize, got: &str, eager: &str| {
+            format!("ONNX Runtime on the exported model against eager: output {k} is Some(Some({got})), eager's is Some(Some({eager}))")
+        };
+        let sum = report(
+            FindingKind::Inconsistency,
+            "inconsistency:torch.onnx.export:exporter:dtype:sum_dims",
+            &detail(5, "F32", "F16"),
+            &[],
+        );
+        let abs = report(
+            FindingKind::Inconsistency,
+            "inconsistency:torch.onnx.export:exporter:dtype:Abs",
+            &detail(7, "F32", "F16"),
+            &[],
+        );
+        let any = report(
+            FindingKind::Inconsistency,
+            "inconsistency:torch.compile:inductor:dtype:any",
+            &detail(4, "Bool", "U8"),
+            &[],
+        );
+        assert_eq!(
+            dtype_change(&sum.finding.detail).as_deref(),
+            Some("F16->F32")
+        );
+        assert_eq!(key(&sum, None), key(&abs, None));
+        assert_ne!(key(&sum, None), key(&any, None));
     }
 
     #[test]
