@@ -476,7 +476,15 @@ fn evaluate(
                 *out = perturb(out, unit, r, (n.index(), k))?;
                 if let (0, Some(extra)) = (k, &extra) {
                     let extra = extra.f_to_kind(out.kind())?.f_expand_as(out)?;
-                    let direction = draws(&extra, r, (n.index(), 50))?;
+                    // Away from zero when scaled up, toward it when scaled down, as the
+                    // relative perturbation above moves the value: signed the other way,
+                    // the two cancelled on every negative result.
+                    let outward = out
+                        .f_lt(0.0)?
+                        .f_to_kind(out.kind())?
+                        .f_mul_scalar(-2.0)?
+                        .f_add_scalar(1.0)?;
+                    let direction = draws(&extra, r, (n.index(), 50))?.f_mul(&outward)?;
                     *out = out.f_add(&extra.f_mul(&direction)?)?;
                 }
             }

@@ -96,3 +96,21 @@ fn nan_converted_to_an_integer_is_not_a_finding() {
         run.verdict
     );
 }
+
+/// The precision analysis's "scaled up" and "scaled down" evaluations moved an elementary
+/// op's result by its relative rounding allowance and by its absolute one in opposite
+/// directions whenever the result was negative, so the two cancelled: tract's `Tanh` at -1
+/// (0.99999940, 10 float32 ulp off) was judged against a spread of 1.3e-8 and reported as
+/// `reference-mismatch:Tanh(f32->f32)` by a fresh-seed 10-minute campaign (seed 2711).
+#[test]
+fn a_negative_elementary_result_gets_its_whole_rounding_allowance() {
+    let bytes = include_bytes!("data/tract-tanh-saturated-negative.bin");
+    let config = dlcfuzz::targets::TargetConfig::new("tract", 10);
+    let target = dlcfuzz::targets::build(&config).expect("tract builds");
+    let run = target.run(bytes, &[], None);
+    assert!(
+        !matches!(run.verdict, dlcfuzz::oracle::Verdict::Found(_)),
+        "{:?}",
+        run.verdict
+    );
+}
