@@ -2,7 +2,21 @@
 //! that showed it.
 
 use dlcfuzz::ir::DType;
+use dlcfuzz::oracle::Verdict;
 use dlcfuzz::reference::apply;
+
+/// The verdict of `target` (10-node graphs) on the input `bytes`.
+fn verdict_of(target: &str, bytes: &[u8]) -> Verdict {
+    let config = dlcfuzz::targets::TargetConfig::new(target, 10);
+    let built = dlcfuzz::targets::build(&config).unwrap_or_else(|e| panic!("{target}: {e:?}"));
+    built.run(bytes, &[], None).verdict
+}
+
+/// `target` finds nothing in `bytes`.
+fn assert_no_finding(target: &str, bytes: &[u8]) {
+    let verdict = verdict_of(target, bytes);
+    assert!(!matches!(verdict, Verdict::Found(_)), "{verdict:?}");
+}
 
 /// The float64 reference of `op` on `x`.
 fn reference_f64(op: &str, x: &[f64]) -> Vec<f64> {
@@ -51,14 +65,9 @@ fn mish_uses_the_exact_softplus() {
 /// `reference-mismatch:InstanceNormalization(f32,f32,f32->f32)`.
 #[test]
 fn instance_normalization_rounding_in_the_affine_form_is_not_a_finding() {
-    let bytes = include_bytes!("data/ort-instancenorm-zero-variance.bin");
-    let config = dlcfuzz::targets::TargetConfig::new("ort_cpu", 10);
-    let target = dlcfuzz::targets::build(&config).expect("ort_cpu builds");
-    let run = target.run(bytes, &[], None);
-    assert!(
-        !matches!(run.verdict, dlcfuzz::oracle::Verdict::Found(_)),
-        "{:?}",
-        run.verdict
+    assert_no_finding(
+        "ort_cpu",
+        include_bytes!("data/ort-instancenorm-zero-variance.bin"),
     );
 }
 
@@ -68,15 +77,11 @@ fn instance_normalization_rounding_in_the_affine_form_is_not_a_finding() {
 /// index 3 was not found!`, or a shape check on the wrong port). Inputs go by name now.
 #[test]
 fn openvino_is_fed_by_input_name() {
-    let bytes = include_bytes!("data/openvino-unused-input-dropped.bin");
-    let config = dlcfuzz::targets::TargetConfig::new("openvino_cpu_patterns", 10);
-    let target = dlcfuzz::targets::build(&config).expect("openvino_cpu_patterns builds");
-    let run = target.run(bytes, &[], None);
-    assert!(
-        matches!(run.verdict, dlcfuzz::oracle::Verdict::Pass),
-        "{:?}",
-        run.verdict
+    let verdict = verdict_of(
+        "openvino_cpu_patterns",
+        include_bytes!("data/openvino-unused-input-dropped.bin"),
     );
+    assert!(matches!(verdict, Verdict::Pass), "{verdict:?}");
 }
 
 /// A value search that cannot make every value finite leaves NaN in place (here `Acos` of an
@@ -86,14 +91,9 @@ fn openvino_is_fed_by_input_name() {
 /// `reference-mismatch:QuantizeLinear(f32->i8)`; such a value is undefined now, never compared.
 #[test]
 fn nan_converted_to_an_integer_is_not_a_finding() {
-    let bytes = include_bytes!("data/ort-quantize-linear-nan-input.bin");
-    let config = dlcfuzz::targets::TargetConfig::new("ort_cpu", 10);
-    let target = dlcfuzz::targets::build(&config).expect("ort_cpu builds");
-    let run = target.run(bytes, &[], None);
-    assert!(
-        !matches!(run.verdict, dlcfuzz::oracle::Verdict::Found(_)),
-        "{:?}",
-        run.verdict
+    assert_no_finding(
+        "ort_cpu",
+        include_bytes!("data/ort-quantize-linear-nan-input.bin"),
     );
 }
 
@@ -104,13 +104,8 @@ fn nan_converted_to_an_integer_is_not_a_finding() {
 /// `reference-mismatch:Tanh(f32->f32)` by a fresh-seed 10-minute campaign (seed 2711).
 #[test]
 fn a_negative_elementary_result_gets_its_whole_rounding_allowance() {
-    let bytes = include_bytes!("data/tract-tanh-saturated-negative.bin");
-    let config = dlcfuzz::targets::TargetConfig::new("tract", 10);
-    let target = dlcfuzz::targets::build(&config).expect("tract builds");
-    let run = target.run(bytes, &[], None);
-    assert!(
-        !matches!(run.verdict, dlcfuzz::oracle::Verdict::Found(_)),
-        "{:?}",
-        run.verdict
+    assert_no_finding(
+        "tract",
+        include_bytes!("data/tract-tanh-saturated-negative.bin"),
     );
 }

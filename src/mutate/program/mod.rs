@@ -446,6 +446,22 @@ pub(crate) fn interface(program: &Program, s: usize, e: usize) -> (Vec<Var>, Vec
     (reads, live)
 }
 
+/// Builders the program modules' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Call;
+
+    /// An element-wise call of `template` on `args` whose result owns fresh storage.
+    pub fn call(template: &str, args: &[&str]) -> Call {
+        Call {
+            template: template.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            elementwise: true,
+            fresh: true,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

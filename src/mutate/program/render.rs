@@ -323,16 +323,8 @@ pub fn torchscript_spelling(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mutate::program::testing::call;
     use std::collections::BTreeMap;
-
-    fn call(template: &str, args: &[&str]) -> Call {
-        Call {
-            template: template.into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            elementwise: true,
-            fresh: true,
-        }
-    }
 
     /// `main(p)`: `a = exp(p)`, then `fn1` (which rebinds `a` through a nested `fn2` call
     /// and reads `p`), returning `b`.

@@ -165,16 +165,8 @@ pub fn tolerance_types(program: &Program, types: &[Option<ScalarType>]) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutate::program::{Call, Function, VarType};
-
-    fn call(template: &str, args: &[&str]) -> Call {
-        Call {
-            template: template.into(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            elementwise: true,
-            fresh: true,
-        }
-    }
+    use crate::mutate::program::testing::call;
+    use crate::mutate::program::{Function, VarType};
 
     fn assign(var: &str, template: &str, args: &[&str]) -> Stmt {
         Stmt::Let {
