@@ -474,6 +474,19 @@ pub fn ambiguous(
         {
             Some("LayerNormalization: float64 with stage one stashed in float32 (function body vs onnx.reference)")
         }
+        // InstanceNormalization leaves the precision of its mean and variance open (unlike
+        // LayerNormalization's `stash_type`): on float16, a kernel that computes them in
+        // float16 overflows where an instance's sum of squares leaves the float16 range, one
+        // that computes them in float32 (ONNX Runtime) does not.
+        "InstanceNormalization" if in_dtype == DType::F16 && {
+            let x = values[first].to_kind(Kind::Double);
+            let spatial: Vec<i64> = (2..x.dim() as i64).collect();
+            !spatial.is_empty()
+                && any(&x.square().sum_dim_intlist(spatial.as_slice(), false, Kind::Double).gt(65504.0))
+        } =>
+        {
+            Some("InstanceNormalization: float16 statistics whose sum of squares leaves the float16 range (their precision is unspecified)")
+        }
         "AveragePool" if ceil_window_past_end_padding(op, &graph.ty(*first).shape) => {
             Some("AveragePool: a ceil-mode window past the end padding with count_include_pad=1 (its divisor is unspecified)")
         }
@@ -624,6 +637,15 @@ mod tests {
             ];
             assert_eq!(judge(op, dtype, xy).1, want, "{op} {x} {y}");
         }
+    }
+
+    #[test]
+    fn float16_instance_statistics_beyond_the_float16_range_are_ambiguous() {
+        let x = |v: f32| vec![Tensor::from_slice(&[v; 4]).reshape([1, 1, 4])];
+        // 4 × 200² = 160000 > 65504; 4 × 100² = 40000 fits.
+        assert!(judge("InstanceNormalization", DType::F16, x(200.0)).2);
+        assert!(!judge("InstanceNormalization", DType::F16, x(100.0)).2);
+        assert!(!judge("InstanceNormalization", DType::F32, x(200.0)).2);
     }
 
     #[test]

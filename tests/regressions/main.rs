@@ -109,3 +109,26 @@ fn a_negative_elementary_result_gets_its_whole_rounding_allowance() {
         include_bytes!("data/tract-tanh-saturated-negative.bin"),
     );
 }
+
+/// A float16 InstanceNormalization whose instances' sums of squares leave the float16 range
+/// (values up to 9328): tract computes the statistics in float16 and overflows, ONNX Runtime
+/// and the reference in float32; the operator text leaves their precision open. A fresh-seed
+/// 10-minute `tract` campaign (seed 2711) reported it as a kernel bug.
+#[test]
+fn float16_instance_statistics_out_of_range_are_not_a_finding() {
+    assert_no_finding(
+        "tract",
+        include_bytes!("data/tract-instancenorm-f16-statistics-overflow.bin"),
+    );
+}
+
+/// ONNX Runtime rejects an exported `ConvTranspose` with `output_padding` 1, stride 1 and
+/// dilation 2, which torch allows: the contested reading of the operator text, judged not a
+/// bug, reported by a fresh-seed 10-minute `torch_onnx_export` campaign (seed 2711).
+#[test]
+fn a_contested_conv_transpose_output_padding_is_not_a_finding() {
+    assert_no_finding(
+        "torch_onnx_export",
+        include_bytes!("data/export-conv-transpose-output-padding.bin"),
+    );
+}
