@@ -243,13 +243,14 @@ pub fn key(report: &Report, reduced: Option<&TestCase>) -> String {
     let specific = culprits
         .iter()
         .any(|c| !c.contains("OpOptim(") && !c.contains("RuleBasedTransformer"));
+    let type_change = dtype_change(&f.detail);
     let (ops, symptom) = match f.kind {
         // One pass failing on one op pattern, whatever its message says of the types.
         FindingKind::Crash if specific => (untyped_ops(), "crash".to_string()),
         FindingKind::Crash if !silent => (Vec::new(), crash_symptom(crash_message(f))),
-        FindingKind::Inconsistency if dtype_change(&f.detail).is_some() => (
+        FindingKind::Inconsistency if type_change.is_some() => (
             Vec::new(),
-            format!("dtype:{}", dtype_change(&f.detail).unwrap_or_default()),
+            format!("dtype:{}", type_change.unwrap_or_default()),
         ),
         FindingKind::Inconsistency => match crate::campaign::verify::localized_op_sig(&f.signature)
         {

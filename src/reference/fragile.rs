@@ -482,7 +482,7 @@ pub fn ambiguous(
             let x = values[first].to_kind(Kind::Double);
             let spatial: Vec<i64> = (2..x.dim() as i64).collect();
             !spatial.is_empty()
-                && any(&x.square().sum_dim_intlist(spatial.as_slice(), false, Kind::Double).gt(65504.0))
+                && any(&x.square().sum_dim_intlist(spatial.as_slice(), false, Kind::Double).gt(f64::from(half::f16::MAX)))
         } =>
         {
             Some("InstanceNormalization: float16 statistics whose sum of squares leaves the float16 range (their precision is unspecified)")

@@ -134,17 +134,7 @@ pub fn tolerance_types(program: &Program, types: &[Option<ScalarType>]) -> Vec<S
         loosest: BTreeMap::new(),
     };
     flow.walk(&program.body);
-    let anywhere = flow
-        .loosest
-        .values()
-        .copied()
-        .chain(
-            program
-                .types
-                .values()
-                .map(|t| Some(t.scalar).filter(|s| s.is_float())),
-        )
-        .fold(None, looser);
+    let anywhere = program.types.keys().map(|v| flow.of(v)).fold(None, looser);
     types
         .iter()
         .enumerate()
