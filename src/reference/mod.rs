@@ -9,8 +9,8 @@
 //! One file per concern, split by op family like [`crate::ops`]:
 //! [`convert`] (dtypes ↔ libtorch carrier kinds), `numeric` (unsigned-aware integer helpers),
 //! `unary`, `binary`, `misc`, `reduce`, `matmul`, `conv`, `norm`, `layout`, `slicing`,
-//! `resize`, [`graph`] (graph evaluation) and [`onnx_models`] (the check against the models
-//! the `onnx` package ships).
+//! `resize`, [`graph`] (graph evaluation), [`int8_activations`] (a documented precision
+//! trade) and [`onnx_models`] (the check against the models the `onnx` package ships).
 //!
 //! `float16` nodes are computed in `float32` and rounded once per node, as numpy (and so the
 //! ONNX reference implementation) does.
@@ -22,6 +22,7 @@ pub mod convert;
 pub mod envelope;
 pub mod fragile;
 pub mod graph;
+pub mod int8_activations;
 mod layout;
 mod matmul;
 mod misc;

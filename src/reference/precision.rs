@@ -19,7 +19,8 @@
 //!      draws in [−1, 1] (directed rounding bounds error that accumulates with one sign;
 //!      random rounding samples cancellation). Normalizations also get the error of the
 //!      affine form `x·a + (b − mean·a)` that their kernels use ([`affine_rounding`]), where
-//!      `x − mean` cancels.
+//!      `x − mean` cancels; a `MatMul` on a dequantized 8-bit weight gets the error of int8
+//!      activations ([`super::int8_activations`], ONNX Runtime's documented default).
 //! - The **spread** of a value is, per element, the largest distance from the truth of any
 //!   legal evaluation (infinite where one of them is NaN or infinite).
 //! - A backend value is a **mismatch** only when it is farther from the truth than
@@ -38,7 +39,7 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{int_attr, resize, RefError};
+use super::{int8_activations, int_attr, resize, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, NodeKind, Tensor, ValueRef};
@@ -451,6 +452,12 @@ fn evaluate(
             // sqrt(var + eps)` is large was judged with a few ulp of slack).
             let extra = match op_type {
                 "Resize" => resize_rounding(class, parts.attrs, &inputs.tensors, &declared_out)?,
+                "MatMul" if int8_activations::applies(graph, n) => {
+                    match (&inputs.tensors[0], &inputs.tensors[1]) {
+                        (Some(a), Some(w)) => Some(int8_activations::error(a, w)?),
+                        _ => None,
+                    }
+                }
                 _ => match affine_rounding(
                     op_type,
                     class,

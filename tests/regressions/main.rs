@@ -132,3 +132,16 @@ fn a_contested_conv_transpose_output_padding_is_not_a_finding() {
         include_bytes!("data/export-conv-transpose-output-padding.bin"),
     );
 }
+
+/// `DequantizeLinear(uint8 weight) → MatMul` becomes `MatMulNBits` at ONNX Runtime's
+/// `extended` level, and its default accuracy level 4 quantizes the float activations to int8
+/// (0.3 % off here): a documented precision trade, reported as about ten "bugs" by a
+/// fresh-seed 10-minute `ort_cpu` campaign (seed 4242). The precision analysis admits it now
+/// (`reference::int8_activations`).
+#[test]
+fn int8_activations_of_a_quantized_matmul_are_not_a_finding() {
+    assert_no_finding(
+        "ort_cpu",
+        include_bytes!("data/ort-dq-matmul-int8-activations.bin"),
+    );
+}
