@@ -107,6 +107,23 @@ pub fn to_double(t: &Tensor, dtype: DType) -> Result<Tensor, TchError> {
     Ok(d)
 }
 
+/// The inverse of [`to_double`]: integral `f64` values of `dtype` (within its range) as the
+/// `f64` reading of its carrier, ready for a plain kind conversion. Only `u64` changes: values
+/// from 2^63 up become their negative bit patterns (and 2^64, where `u64::MAX` rounds to in
+/// `f64`, the largest `f64` below it).
+pub fn carrier_reading(t: &Tensor, dtype: DType) -> Result<Tensor, TchError> {
+    if dtype != DType::U64 {
+        return Ok(t.shallow_clone());
+    }
+    let t = t.f_clamp_max(18446744073709549568.0)?;
+    let high = t.f_ge(9223372036854775808.0)?;
+    t.f_sub(
+        &high
+            .f_to_kind(Kind::Double)?
+            .f_mul_scalar(18446744073709551616.0)?,
+    )
+}
+
 /// Logical right shift of the `u64` carrier by `s` (an `Int64` tensor of shift amounts).
 pub fn u64_shift_right(a: &Tensor, s: &Tensor) -> Result<Tensor, TchError> {
     // Arithmetic shift, then clear the copies of the sign bit: keep the low 64 - s bits.
@@ -131,6 +148,18 @@ mod tests {
 
     fn vals(t: &Tensor) -> Vec<i64> {
         crate::reference::int_values(t).unwrap()
+    }
+
+    #[test]
+    fn u64_values_round_trip_through_double() {
+        let carrier = i64s(&[0, 5, -3, i64::MIN, -1]);
+        let values = to_double(&carrier, DType::U64).unwrap();
+        assert_eq!(values.double_value(&[2]), 18446744073709551613.0);
+        let back = carrier_reading(&values, DType::U64).unwrap();
+        assert_eq!(
+            vals(&back.to_kind(Kind::Int64)),
+            [0, 5, -2048, i64::MIN, -2048]
+        );
     }
 
     #[test]

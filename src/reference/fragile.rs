@@ -257,12 +257,19 @@ pub fn undefined(
             };
             outside(&exact_result, in_dtype).then_some("signed integer overflow")
         }
-        // Resize: linear and cubic interpolation of an integer tensor form a fractional
-        // value, and the operator text never says how it becomes an integer again (onnx/onnx
-        // issue 3390, "Rounding behavior of Resize when interpolating on integral types is
-        // unspecified"): truncation, rounding half up and half to even are all in use.
-        "Resize" if !in_dtype.is_float() && resize::interpolates(node_parts(op).attrs) => {
-            Some("Resize: rounding of an interpolated integer value is unspecified")
+        // Resize: cubic interpolation of an integer tensor forms a fractional value that may
+        // overshoot the type's range, and the operator text never says how it becomes an
+        // integer again (onnx/onnx issue 3390, "Rounding behavior of Resize when
+        // interpolating on integral types is unspecified") nor what an overshoot gives; a
+        // "weighted average" of bools is no bool at all. A linear interpolation of integers
+        // stays within the input's range, so only its rounding is open: the precision
+        // analysis bounds it (`precision::integer_interpolation_freedom`).
+        "Resize"
+            if !in_dtype.is_float()
+                && resize::interpolates(node_parts(op).attrs)
+                && !(in_dtype.is_int() && resize::interpolates_linearly(node_parts(op).attrs)) =>
+        {
+            Some("Resize: a cubic-interpolated integer or an interpolated bool is unspecified")
         }
         // ReduceLogSumExp on integers: `log(sum(exp(x)))` is not an integer, and the operator
         // text never says how it (or each `exp`) becomes one; kernels truncate each term,
@@ -446,6 +453,9 @@ pub fn ambiguous(
         // so does `align_corners` over the integral or the fractional output length.
         "Resize" if with_node_args(graph, n, values, resize::scales_ambiguous)? => {
             Some("Resize: `scales` with a non-integral output length (text vs onnx.reference)")
+        }
+        "Resize" if with_node_args(graph, n, values, resize::single_output_ambiguous)? => {
+            Some("Resize: pytorch_half_pixel onto one output (text 0, onnx.reference -0.5)")
         }
         // Softplus-1's function body is log(exp(x) + 1) and ReduceLogSumExp-18's is
         // log(ReduceSum(exp(x))): a kernel that follows the body overflows to inf, or loses
@@ -660,18 +670,20 @@ mod tests {
     }
 
     #[test]
-    fn interpolating_an_integer_resize_is_undefined_and_picking_is_not() {
+    fn cubic_integer_or_any_bool_interpolation_is_undefined_and_linear_or_nearest_is_not() {
         let mode = |m: &str| Attrs {
             named: vec![("mode".into(), AttrValue::Str(m.into()))],
             consts: vec![ConstInput::Absent, ConstInput::Floats(vec![1.5])],
             ..Attrs::default()
         };
         let x = || vec![Tensor::from_slice(&[1i64, 4]).to_kind(Kind::Uint8)];
-        assert!(judge_with("Resize", DType::U8, mode("linear"), x()).1);
+        assert!(!judge_with("Resize", DType::U8, mode("linear"), x()).1);
         assert!(judge_with("Resize", DType::U8, mode("cubic"), x()).1);
         assert!(!judge_with("Resize", DType::U8, mode("nearest"), x()).1);
         let floats = vec![Tensor::from_slice(&[1.0f32, 4.0])];
         assert!(!judge_with("Resize", DType::F32, mode("linear"), floats).1);
+        let bools = vec![Tensor::from_slice(&[true, false])];
+        assert!(judge_with("Resize", DType::Bool, mode("linear"), bools).1);
     }
 
     #[test]
@@ -684,6 +696,24 @@ mod tests {
         // 2 × 1.25 = 2.5: the text's length ratio (1) and the `scales` input (1.25) differ.
         assert!(judge_with("Resize", DType::F32, scales(1.25), x()).2);
         assert!(!judge_with("Resize", DType::F32, scales(1.5), x()).2);
+        // pytorch_half_pixel onto one output: the text's coordinate 0, the reference's -0.5.
+        let onto_one = |mode: &str| Attrs {
+            named: vec![
+                ("mode".into(), AttrValue::Str(mode.into())),
+                (
+                    "coordinate_transformation_mode".into(),
+                    AttrValue::Str("pytorch_half_pixel".into()),
+                ),
+            ],
+            consts: vec![
+                ConstInput::Absent,
+                ConstInput::Absent,
+                ConstInput::Ints(vec![1]),
+            ],
+            ..Attrs::default()
+        };
+        assert!(judge_with("Resize", DType::F32, onto_one("cubic"), x()).2);
+        assert!(!judge_with("Resize", DType::F32, onto_one("nearest"), x()).2);
         let f = |v: &[f32]| vec![Tensor::from_slice(v)];
         assert!(judge("Softplus", DType::F32, f(&[1.0, 100.0])).2);
         assert!(!judge("Softplus", DType::F32, f(&[1.0, 80.0])).2);

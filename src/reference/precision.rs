@@ -42,8 +42,9 @@ use super::graph::{apply_node, node_inputs};
 use super::{int8_activations, int_attr, resize, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
-use crate::ir::{DType, NodeKind, Tensor, ValueRef};
+use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
 use crate::ops::numeric;
+use crate::ops::numeric::int_range;
 use crate::ops::{AttrValue, RoundingClass};
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
@@ -273,7 +274,10 @@ impl Precision {
                 let Some(x) = s.get(v) else { continue };
                 *widest = widest.f_maximum(&distance(&as_f64(x, dtypes[v])?, t)?)?;
             }
-            if !dtypes[v].is_float() && widest.f_gt(0.0)?.f_any()?.int64_value(&[]) != 0 {
+            if !dtypes[v].is_float()
+                && !rounds_freely(graph, v.node)
+                && widest.f_gt(0.0)?.f_any()?.int64_value(&[]) != 0
+            {
                 disagree.insert(v.node);
             }
         }
@@ -446,6 +450,10 @@ fn evaluate(
             }
         }
         let mut outs = apply_node(n, op, &inputs)?;
+        if let (Some(r), true, Some(x)) = (rounding, rounds_freely(graph, n), &inputs.tensors[0]) {
+            let freedom = integer_interpolation_freedom(class, x)?;
+            outs[0] = shift_integers(&outs[0], freedom, r, (n.index(), 0), declared_out[0])?;
+        }
         if let Some(r) = rounding {
             // The normalizations are elementary too: their affine form's error comes first
             // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
@@ -595,6 +603,58 @@ fn perturb(
     Ok(t.f_mul(&r.f_mul_scalar(unit)?.f_add_scalar(1.0)?)?)
 }
 
+/// Whether op node `n` is a linear `Resize` of an integer tensor, whose integer result the
+/// operator text leaves free within [`integer_interpolation_freedom`]: its legal evaluations
+/// differ without making it fragile (what is computed from it still is).
+fn rounds_freely(graph: &Graph, n: NodeIndex) -> bool {
+    let NodeKind::Op(op) = &graph.node(n).kind else {
+        return false;
+    };
+    op.op_type() == "Resize"
+        && resize::interpolates_linearly(node_parts(op).attrs)
+        && graph
+            .inputs_of(n)
+            .first()
+            .is_some_and(|x| graph.ty(*x).dtype.is_int())
+}
+
+/// How far a linear `Resize` of the integer tensor `x` may legally land from the exact
+/// interpolation rounded half to even, in integer units. The operator text says neither how
+/// the interpolated value becomes an integer (onnx/onnx issue 3390, "Rounding behavior of
+/// Resize when interpolating on integral types is unspecified": truncation, rounding half up
+/// and half to even are all in use) nor in which precision it is computed (ONNX Runtime:
+/// float32, whose weights and sums move it by `c·u·max|x|·(longest axis)`, as in
+/// [`resize_rounding`]): one unit plus that. Nothing else is open: linear weights are never
+/// negative and sum to one, so no legal result leaves the input's range.
+fn integer_interpolation_freedom(class: RoundingClass, x: &tch::Tensor) -> Result<f64, RefError> {
+    let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;
+    let largest = x
+        .f_abs()?
+        .f_max()?
+        .f_to_kind(Kind::Double)?
+        .f_double_value(&[])?;
+    Ok(1.0 + (allowance(class) * unit_roundoff(DType::F32) * largest * longest).ceil())
+}
+
+/// `t + freedom · r` for the draws `r` of `rounding`, rounded and saturated to the integer
+/// `dtype`: one legal evaluation of an integer result free within `freedom` units.
+fn shift_integers(
+    t: &tch::Tensor,
+    freedom: f64,
+    rounding: Rounding,
+    key: (usize, usize),
+    dtype: DType,
+) -> Result<tch::Tensor, RefError> {
+    let x = as_f64(t, dtype)?;
+    let r = draws(&x, rounding, key)?;
+    let (lo, hi) = int_range(dtype);
+    let shifted = x
+        .f_add(&r.f_mul_scalar(freedom)?)?
+        .f_round()?
+        .f_clamp(lo, hi)?;
+    Ok(numeric::carrier_reading(&shifted, dtype)?.f_to_kind(t.kind())?)
+}
+
 /// The absolute error of a linear or cubic `Resize` whose interpolation weights are computed
 /// in the output's precision: a coordinate off by `c·u·coordinate` moves each weight by as
 /// much, so the output by `c·u·max|x|·(largest input length)`. `None` for nearest, which is
@@ -734,6 +794,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_integer_linear_resize_may_round_either_way_and_no_further() {
+        use crate::ir::TensorType;
+        use crate::ops::{spec_id, Attrs, ConstInput, Sig};
+        let mut case = decode(0, DType::I8);
+        let mut g = Graph::new();
+        let x = g.add_leaf(NodeKind::Input, TensorType::new(DType::I8, vec![1, 8]));
+        let attrs = Attrs {
+            named: vec![
+                ("mode".into(), AttrValue::Str("linear".into())),
+                ("antialias".into(), AttrValue::Int(1)),
+            ],
+            consts: vec![ConstInput::Absent, ConstInput::Floats(vec![1.0, 0.625])],
+            ..Attrs::default()
+        };
+        let node = crate::ir::graph::OpNode {
+            spec: spec_id("Resize").unwrap(),
+            sig: Sig::uniform(DType::I8, 1),
+            attrs,
+        };
+        let input = ValueRef { node: x, output: 0 };
+        let n = g.add_op(node, vec![TensorType::new(DType::I8, vec![1, 5])], &[input]);
+        let i8s = |shape: Vec<usize>, v: Vec<i8>| Tensor {
+            shape,
+            data: Buffer::I8(v),
+        };
+        case.graph = g;
+        case.values = [(
+            x,
+            i8s(vec![1, 8], vec![-100, -50, -3, 20, 40, -128, 127, -1]),
+        )]
+        .into();
+        let values = declared(&case);
+        let p = Precision::analyze(&case, &values).unwrap();
+        let y = ValueRef { node: n, output: 0 };
+        assert!(!p.is_fragile(y));
+        let exact = super::super::from_tch(&values[&y], DType::I8).unwrap();
+        let Buffer::I8(e) = &exact.data else {
+            panic!("{exact:?}")
+        };
+        let moved = |f: &dyn Fn(i8) -> i8| i8s(vec![1, 5], e.iter().map(|v| f(*v)).collect());
+        assert_eq!(p.check(y, &moved(&|v| v + 1)), None);
+        assert_eq!(p.check(y, &moved(&|v| v - 1)), None);
+        // ONNX Runtime 1.32.0's antialias kernel clamps int8 results to [0, 255].
+        assert!(p.check(y, &moved(&|v| v.max(0))).is_some());
     }
 
     fn dtype_of(case: &TestCase, v: ValueRef) -> DType {
