@@ -4,8 +4,9 @@
 //! Normalization strips what varies between two hits of one bug (addresses, numbers, node
 //! and tensor names, directories) and keeps what names the bug (the error text and the
 //! source `file:function` when the message has one). Clustering then groups the findings of
-//! one bug: members merged into one bug folder after reduction, and members whose bug keys
-//! agree ([`crate::campaign::bugs`]).
+//! one bug: members merged into one bug folder after reduction, members whose bug keys
+//! agree ([`crate::campaign::bugs`]), and reduced members the known-upstream table traces to
+//! one root cause ([`crate::campaign::known::Upstream::root_cause`]).
 
 use crate::oracle::{normalize_text, Finding, FindingKind};
 use serde::{Deserialize, Serialize};
@@ -152,10 +153,22 @@ fn same_bug(a: &Member, b: &Member) -> bool {
     if joined(a, b) || joined(b, a) || (a.merged_into.is_some() && a.merged_into == b.merged_into) {
         return true;
     }
+    // Two reduced findings the known table traces to one root cause are one bug, whatever
+    // their kinds (one rewrite may crash one graph and miscompute another).
+    if root_cause(a).is_some() && root_cause(a) == root_cause(b) {
+        return true;
+    }
     if a.finding.kind != b.finding.kind {
         return false;
     }
     a.key == b.key
+}
+
+/// The root cause the known-upstream table traces a reduced member to.
+fn root_cause(m: &Member) -> Option<&str> {
+    m.reduced
+        .then(|| m.upstream.as_ref().and_then(|u| u.root_cause()))
+        .flatten()
 }
 
 /// Groups `members` into clusters (union-find over [`same_bug`]), most hit first.
@@ -352,6 +365,35 @@ mod tests {
         assert_eq!(clusters.len(), 5, "{clusters:#?}");
         let sizes: Vec<usize> = clusters.iter().map(|c| c.folders.len()).collect();
         assert_eq!(sizes.iter().filter(|s| **s == 2).count(), 2);
+    }
+
+    #[test]
+    fn reduced_findings_of_one_known_root_cause_are_one_bug_whatever_their_kinds() {
+        use crate::campaign::known::{Relation, State, Upstream};
+        let on_file = |finding: &str| {
+            Some(Upstream::Known {
+                id: format!("row-{finding}"),
+                url: None,
+                finding: Some(finding.into()),
+                state: State::Unfiled,
+                relation: Relation::Same,
+            })
+        };
+        let mut crash = member("c", FindingKind::Crash, "crash:declutter:x", &[]);
+        let mut wrong = member("w", FindingKind::Inconsistency, "inconsistency:y", &[]);
+        let mut other = member("o", FindingKind::Crash, "crash:declutter:z", &[]);
+        for (m, f) in [
+            (&mut crash, "mod-swap"),
+            (&mut wrong, "mod-swap"),
+            (&mut other, "tile"),
+        ] {
+            m.reduced = true;
+            m.upstream = on_file(f);
+        }
+        assert_eq!(cluster(&[crash.clone(), wrong.clone(), other]).len(), 2);
+        // Unreduced, the match is on the whole graph: no grouping by it.
+        wrong.reduced = false;
+        assert_eq!(cluster(&[crash, wrong]).len(), 2);
     }
 
     #[test]

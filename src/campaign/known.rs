@@ -220,6 +220,18 @@ impl Upstream {
         }
     }
 
+    /// The root cause a matched row names: our finding folder, else its upstream issue,
+    /// else the row itself (two rows may share one cause, e.g. two triggers of one rewrite).
+    /// `None` when nothing matched.
+    pub fn root_cause(&self) -> Option<&str> {
+        match self {
+            Upstream::Known {
+                id, url, finding, ..
+            } => Some(finding.as_deref().or(url.as_deref()).unwrap_or(id)),
+            Upstream::New => None,
+        }
+    }
+
     /// Whether a row matched (reported upstream, or on file here): nothing new.
     pub fn is_known(&self) -> bool {
         matches!(self, Upstream::Known { .. })
