@@ -16,6 +16,7 @@ pub mod torchscript;
 pub mod tract;
 #[cfg(feature = "tract")]
 pub mod tract_bisect;
+#[cfg(feature = "tract")]
 pub mod tract_model;
 pub mod tvm;
 
