@@ -145,3 +145,32 @@ fn int8_activations_of_a_quantized_matmul_are_not_a_finding() {
         include_bytes!("data/ort-dq-matmul-int8-activations.bin"),
     );
 }
+
+/// A linear `Resize` of uint64 values from 2^63 up: the reference read the u64 carrier as
+/// signed and interpolated to about 0 where tract gave the right magnitude; reported by a
+/// fresh-seed 10-minute `tract` campaign (seed 5151) once linear integer Resizes were compared.
+#[test]
+fn uint64_values_from_two_to_the_63_resize_as_values() {
+    assert_no_finding(
+        "tract",
+        include_bytes!("data/tract-resize-u64-linear-high-values.bin"),
+    );
+}
+
+/// A linear `Resize` of bools: a "weighted average" of bools is no bool, so the result is
+/// undefined, not a finding (same campaign).
+#[test]
+fn an_interpolated_bool_resize_is_not_a_finding() {
+    assert_no_finding("tract", include_bytes!("data/tract-resize-bool-linear.bin"));
+}
+
+/// A cubic `pytorch_half_pixel` `Resize` onto a length-1 axis: the operator text maps the
+/// output to coordinate 0, `onnx.reference` to -0.5, and tract follows the latter; a spec
+/// reading, not a finding (same campaign).
+#[test]
+fn pytorch_half_pixel_onto_one_output_is_a_spec_reading() {
+    assert_no_finding(
+        "tract",
+        include_bytes!("data/tract-resize-pytorch-half-pixel-onto-one.bin"),
+    );
+}
