@@ -36,7 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Sub-folder of findings.
@@ -584,9 +584,18 @@ fn family(dir: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Reduces each new finding folder in a `dlcfuzz reduce` child, one at a time, until `stop`:
-/// of the folders queued, one of the family reduced least so far, first come first served.
-fn reducer(reduce: &AutoReduce, queue: mpsc::Receiver<PathBuf>, stop: &AtomicBool) {
+/// How long a campaign whose tests have ended goes on starting reductions of the findings
+/// still queued: a tenth of its time, at most a minute (a finding reduced is one merged into
+/// its bug; one left unreduced counts as a bug of its own until `--resume` or `dlcfuzz
+/// reduce`).
+fn drain_time(time: Duration) -> Duration {
+    (time / 10).min(Duration::from_secs(60))
+}
+
+/// Reduces each new finding folder in a `dlcfuzz reduce` child, one at a time: of the folders
+/// queued, one of the family reduced least so far, first come first served. Once `drain_until`
+/// is set (the tests have ended), it starts no reduction after that instant.
+fn reducer(reduce: &AutoReduce, queue: mpsc::Receiver<PathBuf>, drain_until: &OnceLock<Instant>) {
     let mut waiting: Vec<(String, PathBuf)> = Vec::new();
     let mut served: BTreeMap<String, usize> = BTreeMap::new();
     loop {
@@ -602,7 +611,10 @@ fn reducer(reduce: &AutoReduce, queue: mpsc::Receiver<PathBuf>, stop: &AtomicBoo
             .expect("a waiting folder");
         let (family, dir) = waiting.remove(next);
         *served.entry(family).or_default() += 1;
-        if stop.load(Ordering::Relaxed) {
+        if drain_until
+            .get()
+            .is_some_and(|until| Instant::now() > *until)
+        {
             continue;
         }
         let child = std::process::Command::new(&reduce.program)
@@ -676,12 +688,12 @@ pub fn run(
         }
     }
     let stop = AtomicBool::new(false);
-    let reducing_done = AtomicBool::new(false);
+    let drain_until = OnceLock::new();
     let clock = (Instant::now(), before);
-    std::thread::scope(|scope| {
+    let tests_ended = std::thread::scope(|scope| {
         let reducer_thread = config.reduce.as_ref().map(|r| {
-            let stop = &reducing_done;
-            scope.spawn(move || reducer(r, rx, stop))
+            let drain_until = &drain_until;
+            scope.spawn(move || reducer(r, rx, drain_until))
         });
         let handles: Vec<_> = executors
             .iter_mut()
@@ -706,18 +718,21 @@ pub fn run(
         for h in handles {
             let _ = h.join();
         }
-        // The reduction under way finishes; the queued ones wait for --resume or
+        let ended = clock.0.elapsed();
+        // The queue drains for a short while; what is left waits for --resume or
         // `dlcfuzz reduce`.
-        reducing_done.store(true, Ordering::Relaxed);
+        let _ = drain_until.set(Instant::now() + drain_time(config.time));
         drop(tx);
         if let Some(t) = reducer_thread {
             let _ = t.join();
         }
+        ended
     });
     let mut s = shared.into_inner().expect("lock");
-    s.state.stats.finish(Duration::from_secs_f64(
-        before + clock.0.elapsed().as_secs_f64(),
-    ));
+    // The rate is over the tests' time, not the reductions' after it.
+    s.state
+        .stats
+        .finish(Duration::from_secs_f64(before + tests_ended.as_secs_f64()));
     save(config, &mut s, true);
     // Hit counts have grown since each report.md was written: bring them up to date.
     for dir in finding_dirs(&config.out) {
@@ -735,6 +750,15 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::campaign::executor::Outcome;
+
+    #[test]
+    fn the_reduction_queue_drains_a_tenth_of_the_campaign_at_most_a_minute() {
+        assert_eq!(drain_time(Duration::from_secs(60)), Duration::from_secs(6));
+        assert_eq!(
+            drain_time(Duration::from_secs(3600)),
+            Duration::from_secs(60)
+        );
+    }
 
     #[test]
     fn new_python_lines_admit_an_input_and_are_counted() {
