@@ -267,7 +267,7 @@ pub fn undefined(
         "Resize"
             if !in_dtype.is_float()
                 && resize::interpolates(node_parts(op).attrs)
-                && !(in_dtype.is_int() && resize::interpolates_linearly(node_parts(op).attrs)) =>
+                && !resize::rounds_integers_freely(node_parts(op).attrs, in_dtype) =>
         {
             Some("Resize: a cubic-interpolated integer or an interpolated bool is unspecified")
         }

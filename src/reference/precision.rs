@@ -457,11 +457,11 @@ fn evaluate(
             }
         }
         let mut outs = apply_node(n, op, &inputs)?;
-        if let (Some(r), true, Some(x)) = (rounding, rounds_freely(graph, n), &inputs.tensors[0]) {
-            let freedom = integer_interpolation_freedom(class, x)?;
-            outs[0] = shift_integers(&outs[0], freedom, r, (n.index(), 0), declared_out[0])?;
-        }
         if let Some(r) = rounding {
+            if let (true, Some(x)) = (rounds_freely(graph, n), &inputs.tensors[0]) {
+                let freedom = integer_interpolation_freedom(class, x)?;
+                outs[0] = shift_integers(&outs[0], freedom, r, (n.index(), 0), declared_out[0])?;
+            }
             // The normalizations are elementary too: their affine form's error comes first
             // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
             // sqrt(var + eps)` is large was judged with a few ulp of slack).
@@ -618,11 +618,9 @@ fn rounds_freely(graph: &Graph, n: NodeIndex) -> bool {
         return false;
     };
     op.op_type() == "Resize"
-        && resize::interpolates_linearly(node_parts(op).attrs)
-        && graph
-            .inputs_of(n)
-            .first()
-            .is_some_and(|x| graph.ty(*x).dtype.is_int())
+        && graph.inputs_of(n).first().is_some_and(|x| {
+            resize::rounds_integers_freely(node_parts(op).attrs, graph.ty(*x).dtype)
+        })
 }
 
 /// How far a linear `Resize` of the integer tensor `x` may legally land from the exact
@@ -634,13 +632,20 @@ fn rounds_freely(graph: &Graph, n: NodeIndex) -> bool {
 /// [`resize_rounding`]): one unit plus that. Nothing else is open: linear weights are never
 /// negative and sum to one, so no legal result leaves the input's range.
 fn integer_interpolation_freedom(class: RoundingClass, x: &tch::Tensor) -> Result<f64, RefError> {
+    let unit = allowance(class) * unit_roundoff(DType::F32);
+    Ok(1.0 + interpolation_error(unit, x)?.ceil())
+}
+
+/// `unit · max|x| · (longest axis of x)`: how far interpolation weights off by `unit`
+/// relative can move a `Resize` output of `x` (see [`resize_rounding`]).
+fn interpolation_error(unit: f64, x: &tch::Tensor) -> Result<f64, RefError> {
     let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;
     let largest = x
         .f_abs()?
         .f_max()?
         .f_to_kind(Kind::Double)?
         .f_double_value(&[])?;
-    Ok(1.0 + (allowance(class) * unit_roundoff(DType::F32) * largest * longest).ceil())
+    Ok(unit * largest * longest)
 }
 
 /// `t + freedom · r` for the draws `r` of `rounding`, rounded and saturated to the integer
@@ -678,11 +683,9 @@ fn resize_rounding(
     if !resize::interpolates(attrs) || !x.is_floating_point() {
         return Ok(None);
     }
-    let longest = x.size().into_iter().max().unwrap_or(1).max(1) as f64;
-    let largest = x.f_abs()?.f_max()?.f_double_value(&[])?;
     let declared = out.first().copied().unwrap_or(DType::F32);
     let unit = allowance(class) * working_roundoff("Resize", attrs, declared);
-    Ok(Some(tch::Tensor::from(unit * largest * longest)))
+    Ok(Some(tch::Tensor::from(interpolation_error(unit, x)?)))
 }
 
 /// The absolute rounding error of a normalization's affine form `x·a + (b − mean·a)`, with

@@ -16,6 +16,7 @@
 //! `onnx` reference implementation uses the fractional length and -0.5 there).
 
 use super::{norm_axis, Args, RefError};
+use crate::ir::DType;
 use crate::ops::numeric::{carrier_reading, int_range, to_double};
 use crate::ops::AttrValue;
 use tch::Tensor;
@@ -215,6 +216,13 @@ pub(super) fn interpolates(attrs: &[(String, AttrValue<i64>)]) -> bool {
 /// range.
 pub(super) fn interpolates_linearly(attrs: &[(String, AttrValue<i64>)]) -> bool {
     mode_is(attrs, "linear")
+}
+
+/// Whether a Resize of `dtype` with these named attributes leaves only its rounding open: a
+/// linear interpolation of integers (the precision analysis bounds it; cubic and bool
+/// interpolation are undefined).
+pub(super) fn rounds_integers_freely(attrs: &[(String, AttrValue<i64>)], dtype: DType) -> bool {
+    dtype.is_int() && interpolates_linearly(attrs)
 }
 
 /// Whether the `mode` attribute is `mode`.
