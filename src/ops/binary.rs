@@ -7,6 +7,7 @@
 
 use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
+use super::validity::Finite;
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, ValueDomain};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -67,8 +68,11 @@ pub struct Binary {
     pub name: &'static str,
     /// Its input types.
     pub types: Types,
-    /// An integer divisor must be positive.
-    pub int_divisor: bool,
+    /// Input 1 divides: an integer divisor must be positive (generation), a float one
+    /// non-zero (the value search, [`OpSpec::finite`]).
+    pub divisor: bool,
+    /// `Pow`: finite for a positive base and a bounded `y · log(x)`.
+    pub power: bool,
     /// How many inputs it folds.
     pub arity: Arity,
     /// The reference evaluation.
@@ -83,7 +87,8 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
     Binary {
         name,
         types,
-        int_divisor: false,
+        divisor: false,
+        power: false,
         arity: Arity::Two,
         eval,
         rounding: RoundingClass::Correct,
@@ -94,7 +99,14 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
 impl Binary {
     fn divisor(self) -> Binary {
         Binary {
-            int_divisor: true,
+            divisor: true,
+            ..self
+        }
+    }
+
+    fn power(self) -> Binary {
+        Binary {
+            power: true,
             ..self
         }
     }
@@ -190,6 +202,7 @@ pub fn table() -> &'static [Binary] {
             op("Mod", Numeric, modulo).divisor(),
             op("Pow", Float, pow)
                 .elementary()
+                .power()
                 .torch("torch.pow({a}, {b})"),
             op("Max", Numeric, |x, y, a| {
                 numeric::ordered(&in_order(x, y, a.dtype, |x, y| x.f_maximum(y))?, a.dtype)
@@ -262,6 +275,14 @@ impl OpSpec for Binary {
         self.rounding
     }
 
+    fn finite(&self) -> Option<Finite> {
+        match (self.divisor, self.power) {
+            (true, _) => Some(Finite::Divisor { slot: 1 }),
+            (false, true) => Some(Finite::Power),
+            (false, false) => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }
@@ -291,7 +312,7 @@ impl OpSpec for Binary {
     }
 
     fn input_domains(&self, sig: &Sig) -> Vec<ValueDomain> {
-        if self.int_divisor && sig.inputs[1].is_int() {
+        if self.divisor && sig.inputs[1].is_int() {
             vec![ValueDomain::Any, ValueDomain::Positive]
         } else {
             vec![ValueDomain::Any, ValueDomain::Any]

@@ -85,6 +85,10 @@ impl OpSpec for Clip {
         RoundingClass::Correct
     }
 
+    fn proxy(&self) -> Option<super::validity::Proxy> {
+        Some(super::validity::Proxy::Leaky)
+    }
+
     fn name(&self) -> &'static str {
         "Clip"
     }

@@ -18,6 +18,7 @@ pub mod reduce;
 pub mod retype;
 pub mod slicing;
 pub mod unary;
+pub mod validity;
 
 pub use crate::ir::attrs::{
     AttrValue, Attrs, ConcreteAttrs, ConstInput, Sig, SpecId, DEFAULT_CLASS,
@@ -281,6 +282,17 @@ pub trait OpSpec: Send + Sync {
 
     /// How its kernels may round (no default: every operator states it).
     fn rounding(&self) -> RoundingClass;
+
+    /// Where its outputs are finite, when not for every input: the value search's loss and
+    /// its structural repair read it.
+    fn finite(&self) -> Option<validity::Finite> {
+        None
+    }
+
+    /// How a value search steps through its flat parts (none: its derivative is used as is).
+    fn proxy(&self) -> Option<validity::Proxy> {
+        None
+    }
 }
 
 /// Every op spec, in a fixed order (the order is part of the decoder: append, never reorder).
@@ -312,6 +324,16 @@ impl OpNode {
     /// How its kernels may round.
     pub fn rounding(&self) -> RoundingClass {
         registry()[self.spec].rounding()
+    }
+
+    /// Where its outputs are finite ([`OpSpec::finite`]).
+    pub fn finite(&self) -> Option<validity::Finite> {
+        registry()[self.spec].finite()
+    }
+
+    /// How a value search steps through its flat parts ([`OpSpec::proxy`]).
+    pub fn proxy(&self) -> Option<validity::Proxy> {
+        registry()[self.spec].proxy()
     }
 }
 

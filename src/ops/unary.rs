@@ -8,6 +8,8 @@
 //! Adding an op is one row; its id in the decoder is derived from its name
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
+pub use super::validity::Domain;
+use super::validity::{Finite, Growth, Proxy};
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -65,20 +67,6 @@ pub struct EvalArgs<'a> {
     pub int: &'a dyn Fn(&str, i64) -> i64,
 }
 
-/// The open part of the reals where a row is defined (NaN outside), for generators that keep
-/// their inputs inside it by construction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Domain {
-    /// `x > 0`.
-    Positive,
-    /// `x != 0`.
-    NonZero,
-    /// `-1 < x < 1`.
-    Symmetric,
-    /// `x > 1`.
-    AboveOne,
-}
-
 /// Where a row's output jumps, from its float attribute values.
 pub type Jumps = fn(&[f64]) -> Vec<f64>;
 
@@ -108,6 +96,10 @@ pub struct Unary {
     pub torch: Option<&'static str>,
     /// Where it is defined, when not on all reals.
     pub domain: Option<Domain>,
+    /// Which way it overflows, when it grows exponentially.
+    pub growth: Option<Growth>,
+    /// How a value search steps through its flat parts.
+    pub proxy: Option<Proxy>,
 }
 
 /// A row with no attributes, jumps or torch form (see the builder methods).
@@ -121,6 +113,8 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         jumps: None,
         torch: None,
         domain: None,
+        growth: None,
+        proxy: None,
     }
 }
 
@@ -155,6 +149,33 @@ impl Unary {
             torch: Some(torch),
             ..self
         }
+    }
+
+    fn grows(self, growth: Growth) -> Unary {
+        Unary {
+            growth: Some(growth),
+            ..self
+        }
+    }
+
+    fn proxy(self, proxy: Proxy) -> Unary {
+        Unary {
+            proxy: Some(proxy),
+            ..self
+        }
+    }
+
+    /// Whether its output is finite at `x` (float64, attributes at their defaults).
+    fn finite_at(&self, x: f64) -> bool {
+        let floats: Vec<f64> = self.floats.iter().map(|a| f64::from(a.default)).collect();
+        let args = EvalArgs {
+            floats: &floats,
+            dtype: DType::F64,
+            int: &|_, default| default,
+        };
+        (self.eval)(&Tensor::from_slice(&[x]), &args)
+            .and_then(|y| y.f_isfinite()?.f_all())
+            .is_ok_and(|all| all.int64_value(&[]) != 0)
     }
 
     /// The float attribute values of a node with `named` attributes, in the row's order,
@@ -246,10 +267,11 @@ pub fn table() -> &'static [Unary] {
                 false => x.f_sign(),
             })
             .jumps(|_| vec![0.0])
+            .proxy(Proxy::Leaky)
             .torch("torch.sign({x})"),
             op("Identity", Any, |x, _| Ok(x.shallow_clone())),
             op("Not", Bool, |x, _| x.f_logical_not()),
-            op("Exp", Float, |x, _| x.f_exp()).elementary().torch("torch.exp({x})"),
+            op("Exp", Float, |x, _| x.f_exp()).elementary().grows(Growth::Up).torch("torch.exp({x})"),
             op("Log", Float, |x, _| x.f_log()).elementary().torch("torch.log({x})").domain(Domain::Positive),
             op("Sqrt", Float, |x, _| x.f_sqrt()).torch("torch.sqrt({x})").domain(Domain::Positive),
             op("Reciprocal", Float, |x, _| x.f_reciprocal())
@@ -259,17 +281,17 @@ pub fn table() -> &'static [Unary] {
             op("Cos", Float, |x, _| x.f_cos()).elementary().torch("torch.cos({x})"),
             op("Tan", Float, |x, _| x.f_tan()).elementary().torch("torch.tan({x})"),
             op("Atan", Float, |x, _| x.f_atan()).elementary().torch("torch.atan({x})"),
-            op("Sinh", Float, |x, _| x.f_sinh()).elementary().torch("torch.sinh({x})"),
-            op("Cosh", Float, |x, _| x.f_cosh()).elementary().torch("torch.cosh({x})"),
+            op("Sinh", Float, |x, _| x.f_sinh()).elementary().grows(Growth::Both).torch("torch.sinh({x})"),
+            op("Cosh", Float, |x, _| x.f_cosh()).elementary().grows(Growth::Both).torch("torch.cosh({x})"),
             op("Asinh", Float, |x, _| x.f_asinh()).elementary().torch("torch.asinh({x})"),
             op("Tanh", Float, |x, _| x.f_tanh()).elementary().torch("torch.tanh({x})"),
             op("Erf", Float, |x, _| x.f_erf()).elementary().torch("torch.erf({x})"),
-            op("Floor", Float, |x, _| x.f_floor()).torch("torch.floor({x})"),
-            op("Ceil", Float, |x, _| x.f_ceil()).torch("torch.ceil({x})"),
+            op("Floor", Float, |x, _| x.f_floor()).proxy(Proxy::Identity).torch("torch.floor({x})"),
+            op("Ceil", Float, |x, _| x.f_ceil()).proxy(Proxy::Identity).torch("torch.ceil({x})"),
             // libtorch rounds half to even, as ONNX does.
-            op("Round", Float, |x, _| x.f_round()).torch("torch.round({x})"),
+            op("Round", Float, |x, _| x.f_round()).proxy(Proxy::Identity).torch("torch.round({x})"),
             op("Sigmoid", Float, |x, _| x.f_sigmoid()).elementary().torch("torch.sigmoid({x})"),
-            op("Relu", Signed, |x, _| relu(x)).torch("torch.relu({x})"),
+            op("Relu", Signed, |x, _| relu(x)).proxy(Proxy::Leaky).torch("torch.relu({x})"),
             op("LeakyRelu", Float, |x, a| x.f_where_self(&x.f_ge(0.0)?, &x.f_mul_scalar(a.floats[0])?))
                 .floats(LEAKY_ALPHA)
                 .torch("torch.where({x} >= 0.0, {x}, {x} * {alpha})"),
@@ -288,20 +310,24 @@ pub fn table() -> &'static [Unary] {
             op("ThresholdedRelu", Float, |x, a| x.f_where_scalarother(&x.f_gt(a.floats[0])?, 0.0))
                 .floats(ALPHA_ONE)
                 .jumps(|a| vec![a[0]])
+                .proxy(Proxy::Leaky)
                 .torch("torch.where({x} > {alpha}, {x}, torch.zeros_like({x}))"),
             op("HardSigmoid", Float, |x, a| {
                 x.f_mul_scalar(a.floats[0])?.f_add_scalar(a.floats[1])?.f_clamp(0.0, 1.0)
             })
             .floats(const { &[drawn("alpha", 0.2, 0.0625, 1.0), drawn("beta", 0.5, 0.0, 1.0)] })
             .elementary()
+            .proxy(Proxy::Leaky)
             .torch("torch.clamp({x} * {alpha} + {beta}, 0.0, 1.0)"),
             op("HardSwish", Float, |x, _| {
                 x.f_mul(&x.f_mul_scalar(1.0 / 6.0)?.f_add_scalar(0.5)?.f_clamp(0.0, 1.0)?)
             })
             .elementary()
+            .proxy(Proxy::Leaky)
             .torch("torch.nn.functional.hardswish({x})"),
             op("Softplus", Float, |x, _| softplus(x))
                 .elementary()
+                .grows(Growth::Up)
                 .torch("torch.nn.functional.softplus({x})"),
             op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?))
                 .elementary()
@@ -348,6 +374,18 @@ pub fn evaluate(row: &Unary, x: &Tensor, args: &EvalArgs) -> Result<Tensor, TchE
 impl OpSpec for Unary {
     fn rounding(&self) -> RoundingClass {
         self.rounding
+    }
+
+    fn finite(&self) -> Option<Finite> {
+        let domain = self.domain.map(|domain| Finite::Domain {
+            domain,
+            edge_finite: self.finite_at(domain.edge()),
+        });
+        domain.or(self.growth.map(Finite::Growth))
+    }
+
+    fn proxy(&self) -> Option<Proxy> {
+        self.proxy
     }
 
     fn name(&self) -> &'static str {

@@ -469,7 +469,7 @@ fn derived() -> Vec<TorchOp> {
             family: Binary,
             accept,
             out,
-            guard: b.int_divisor.then_some((1, Guard::NonZero)),
+            guard: b.divisor.then_some((1, Guard::NonZero)),
             template: Box::leak(template.into_boxed_str()),
             jumps: out == Out::Bool,
             aims: None,

@@ -4,6 +4,7 @@
 
 use crate::gen::TestCase;
 use crate::ir::{Graph, NodeKind, ValueRef};
+use crate::ops::validity::{Finite, Proxy};
 use crate::reference::{self, RefError};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeMap;
@@ -46,18 +47,21 @@ pub struct FailingOp {
     pub node: NodeIndex,
     /// Its ONNX op type.
     pub op_type: &'static str,
+    /// Where it is finite, as it declares.
+    pub finite: Option<Finite>,
     /// Its inputs (data inputs, then constant operands), on the autograd tape.
     pub inputs: Vec<Option<Tensor>>,
 }
 
-/// Adds a proxy derivative to the output of a flat or non-differentiable element-wise op:
-/// the value stays `out`, the gradient gains `slope · d/dx x` (identity for Floor, Ceil and
-/// Round, whose true derivative is zero almost everywhere; a small slope for the others).
-fn with_proxy(op_type: &str, x: Option<&Tensor>, out: Tensor) -> Tensor {
-    let slope = match op_type {
-        "Floor" | "Ceil" | "Round" => 1.0,
-        "Relu" | "Sign" | "Clip" | "HardSigmoid" | "HardSwish" | "ThresholdedRelu" => PROXY_SLOPE,
-        _ => return out,
+/// Adds a proxy derivative to the output of a flat or non-differentiable element-wise op
+/// (what it declares, [`crate::ops::OpSpec::proxy`]): the value stays `out`, the gradient
+/// gains `slope · d/dx x` (slope 1 for the rounding functions, whose true derivative is zero
+/// almost everywhere; [`PROXY_SLOPE`] for ops flat on part of the line).
+fn with_proxy(proxy: Option<Proxy>, x: Option<&Tensor>, out: Tensor) -> Tensor {
+    let slope = match proxy {
+        Some(Proxy::Identity) => 1.0,
+        Some(Proxy::Leaky) => PROXY_SLOPE,
+        None => return out,
     };
     match x {
         Some(x)
@@ -89,12 +93,13 @@ pub fn first_non_finite(graph: &Graph, leaves: &Leaves) -> Result<Option<Failing
         let first = inputs.tensors.first().and_then(Option::as_ref);
         let outputs: Vec<Tensor> = reference::graph::apply_node(n, op, &inputs)?
             .into_iter()
-            .map(|o| with_proxy(op.op_type(), first, o))
+            .map(|o| with_proxy(op.proxy(), first, o))
             .collect();
         if !outputs.iter().all(all_finite) {
             return Ok(Some(FailingOp {
                 node: n,
                 op_type: op.op_type(),
+                finite: op.finite(),
                 inputs: inputs.tensors,
             }));
         }
@@ -109,10 +114,15 @@ pub fn first_non_finite(graph: &Graph, leaves: &Leaves) -> Result<Option<Failing
 mod tests {
     use super::*;
 
+    /// What the registry's op `name` declares.
+    fn proxy_of(name: &str) -> Option<Proxy> {
+        crate::ops::registry()[crate::ops::spec_id(name).expect("a registry op")].proxy()
+    }
+
     #[test]
     fn proxies_keep_values_and_give_flat_ops_a_gradient() {
         let x = Tensor::from_slice(&[-1.5f32, 0.3, 2.7]).set_requires_grad(true);
-        let floor = with_proxy("Floor", Some(&x), x.floor());
+        let floor = with_proxy(proxy_of("Floor"), Some(&x), x.floor());
         assert_eq!(
             Vec::<f32>::try_from(&floor.detach()).unwrap(),
             vec![-2.0, 0.0, 2.0]
@@ -124,7 +134,7 @@ mod tests {
         );
 
         let y = Tensor::from_slice(&[-1.0f32]).set_requires_grad(true);
-        let relu = with_proxy("Relu", Some(&y), y.relu());
+        let relu = with_proxy(proxy_of("Relu"), Some(&y), y.relu());
         assert_eq!(relu.double_value(&[0]), 0.0);
         relu.sum(tch::Kind::Float).backward();
         assert!(

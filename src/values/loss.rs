@@ -1,14 +1,16 @@
 //! Numeric-validity loss functions of vulnerable operators (NNSmith §3.3, Tables 1–2).
 //!
-//! Each vulnerable op states the domain where it produces finite outputs as a conjunction of
-//! tensor inequalities `f(X) ≤ 0` or `f(X) < 0`. An inequality becomes the loss
+//! Each vulnerable op declares where it produces finite outputs ([`Finite`], from
+//! [`crate::ops::OpSpec::finite`]); here that becomes a conjunction of tensor inequalities
+//! `f(X) ≤ 0` or `f(X) < 0`. An inequality becomes the loss
 //! `Σ max(f(x), 0)` (non-strict) or `Σ max(f(x) + ε, 0)` (strict), with ε = 1e-10: positive
 //! exactly when the inequality is violated somewhere. The search uses the first positive loss
 //! of the first op that produces NaN or Inf.
 //!
-//! Ops without an entry here get a generic fallback: shrink the magnitude of their float
+//! Ops that declare nothing get a generic fallback: shrink the magnitude of their float
 //! inputs (`|x| - 1 ≤ 0`), which cures overflow in products, sums and powers.
 
+use crate::ops::validity::{Domain, Finite, Growth};
 use tch::{Kind, Tensor};
 
 /// ε of the strict inequalities.
@@ -49,30 +51,44 @@ impl Inequality {
     }
 }
 
-/// The tensor inequalities of `op_type` on its float inputs `x` (absent or non-float inputs
-/// are `None`). `None` when the op has no specific domain (use [`fallback`]).
-pub fn inequalities(op_type: &str, x: &[Option<&Tensor>]) -> Option<Vec<Inequality>> {
+/// The tensor inequalities of an op that is finite where `finite` says, on its float inputs
+/// `x` (absent or non-float inputs are `None`). `None` when an input it constrains is absent.
+pub fn inequalities(finite: Finite, x: &[Option<&Tensor>]) -> Option<Vec<Inequality>> {
     use Inequality::{AtMost, Below};
     let a = x.first().copied().flatten()?;
-    let ineqs = match op_type {
-        // Log(X): X > 0.
-        "Log" => vec![Below(-a)],
-        // Sqrt(X): X ≥ 0.
-        "Sqrt" => vec![AtMost(-a)],
-        // Asin, Acos, Atanh: |X| ≤ 1 (Atanh strictly).
-        "Asin" | "Acos" => vec![AtMost(a.abs() - 1.0)],
-        "Atanh" => vec![Below(a.abs() - 1.0)],
-        // Acosh(X): X ≥ 1.
-        "Acosh" => vec![AtMost(1.0 - a)],
+    // The domain's own inequality `f(X) ≤ 0`, strict where the edge is not finite.
+    let edge = |f: Tensor, edge_finite: bool| match edge_finite {
+        true => AtMost(f),
+        false => Below(f),
+    };
+    let ineqs = match finite {
+        // Log(X): X > 0; Sqrt(X): X ≥ 0.
+        Finite::Domain {
+            domain: Domain::Positive,
+            edge_finite,
+        } => vec![edge(-a, edge_finite)],
         // Reciprocal(X): |X| > 0.
-        "Reciprocal" => vec![Below(-magnitude(a))],
+        Finite::Domain {
+            domain: Domain::NonZero,
+            edge_finite,
+        } => vec![edge(-magnitude(a), edge_finite)],
+        // Asin, Acos: |X| ≤ 1; Atanh: |X| < 1.
+        Finite::Domain {
+            domain: Domain::Symmetric,
+            edge_finite,
+        } => vec![edge(a.abs() - 1.0, edge_finite)],
+        // Acosh(X): X ≥ 1.
+        Finite::Domain {
+            domain: Domain::AboveOne,
+            edge_finite,
+        } => vec![edge(1.0 - a, edge_finite)],
         // Exp-like growth: X ≤ limit (Cosh and Sinh in both directions).
-        "Exp" | "Softplus" => vec![AtMost(a - exp_limit(a.kind()))],
-        "Cosh" | "Sinh" => vec![AtMost(a.abs() - exp_limit(a.kind()))],
+        Finite::Growth(Growth::Up) => vec![AtMost(a - exp_limit(a.kind()))],
+        Finite::Growth(Growth::Both) => vec![AtMost(a.abs() - exp_limit(a.kind()))],
         // Div(X, Y): |Y| > 0.
-        "Div" | "Mod" => vec![Below(-magnitude(x.get(1).copied().flatten()?))],
+        Finite::Divisor { slot } => vec![Below(-magnitude(x.get(slot).copied().flatten()?))],
         // Pow(X, Y): X > 0 and Y·log(X) ≤ limit (the logarithm keeps the loss finite).
-        "Pow" => {
+        Finite::Power => {
             let y = x.get(1).copied().flatten()?;
             let positive = a.clamp_min(EPSILON);
             vec![
@@ -80,7 +96,6 @@ pub fn inequalities(op_type: &str, x: &[Option<&Tensor>]) -> Option<Vec<Inequali
                 AtMost(y * positive.log() - exp_limit(a.kind()) / 2.0),
             ]
         }
-        _ => return None,
     };
     Some(ineqs)
 }
@@ -101,16 +116,16 @@ fn first_positive(ineqs: &[Inequality]) -> Option<Tensor> {
         .find(|l| l.double_value(&[]) > 0.0)
 }
 
-/// The first positive loss among `op_type`'s own domain inequalities: `Some` exactly when
-/// its inputs leave the op's domain.
-pub fn domain_loss(op_type: &str, x: &[Option<&Tensor>]) -> Option<Tensor> {
-    first_positive(&inequalities(op_type, x)?)
+/// The first positive loss among an op's own domain inequalities (`finite`, what it
+/// declares): `Some` exactly when its inputs leave the op's domain.
+pub fn domain_loss(finite: Option<Finite>, x: &[Option<&Tensor>]) -> Option<Tensor> {
+    first_positive(&inequalities(finite?, x)?)
 }
 
 /// The loss the search minimizes for an op whose outputs are not finite: its first positive
 /// domain loss, else the first positive fallback loss.
-pub fn first_positive_loss(op_type: &str, x: &[Option<&Tensor>]) -> Option<Tensor> {
-    domain_loss(op_type, x).or_else(|| first_positive(&fallback(x)))
+pub fn first_positive_loss(finite: Option<Finite>, x: &[Option<&Tensor>]) -> Option<Tensor> {
+    domain_loss(finite, x).or_else(|| first_positive(&fallback(x)))
 }
 
 #[cfg(test)]
@@ -121,42 +136,50 @@ mod tests {
         Tensor::from_slice(v)
     }
 
+    /// What the registry's op `name` declares.
+    fn of(name: &str) -> Option<Finite> {
+        crate::ops::registry()[crate::ops::spec_id(name).expect("a registry op")].finite()
+    }
+
     #[test]
     fn losses_are_positive_exactly_when_violated() {
         let pos = t(&[0.5, 2.0]);
         let neg = t(&[0.5, -2.0]);
         let zero = t(&[0.0]);
-        assert!(domain_loss("Log", &[Some(&pos)]).is_none());
-        assert!(domain_loss("Log", &[Some(&neg)]).is_some());
-        assert!(domain_loss("Log", &[Some(&zero)]).is_some(), "strict");
-        assert!(domain_loss("Sqrt", &[Some(&zero)]).is_none(), "non-strict");
-        assert!(domain_loss("Asin", &[Some(&t(&[0.9]))]).is_none());
-        assert!(domain_loss("Asin", &[Some(&t(&[1.5]))]).is_some());
-        assert!(domain_loss("Div", &[Some(&pos), Some(&zero)]).is_some());
-        assert!(domain_loss("Div", &[Some(&zero), Some(&pos)]).is_none());
-        assert!(domain_loss("Exp", &[Some(&t(&[100.0]))]).is_some());
-        assert!(domain_loss("Exp", &[Some(&t(&[10.0]))]).is_none());
+        assert!(domain_loss(of("Log"), &[Some(&pos)]).is_none());
+        assert!(domain_loss(of("Log"), &[Some(&neg)]).is_some());
+        assert!(domain_loss(of("Log"), &[Some(&zero)]).is_some(), "strict");
         assert!(
-            domain_loss("Mul", &[Some(&pos), Some(&pos)]).is_none(),
+            domain_loss(of("Sqrt"), &[Some(&zero)]).is_none(),
+            "non-strict"
+        );
+        assert!(domain_loss(of("Asin"), &[Some(&t(&[0.9]))]).is_none());
+        assert!(domain_loss(of("Asin"), &[Some(&t(&[1.5]))]).is_some());
+        assert!(domain_loss(of("Div"), &[Some(&pos), Some(&zero)]).is_some());
+        assert!(domain_loss(of("Div"), &[Some(&zero), Some(&pos)]).is_none());
+        assert!(domain_loss(of("Exp"), &[Some(&t(&[100.0]))]).is_some());
+        assert!(domain_loss(of("Exp"), &[Some(&t(&[10.0]))]).is_none());
+        assert!(
+            domain_loss(of("Mul"), &[Some(&pos), Some(&pos)]).is_none(),
             "no own domain"
         );
-        assert!(first_positive_loss("Log", &[Some(&neg)]).is_some());
-        assert!(first_positive_loss("Mul", &[Some(&t(&[3.0])), Some(&pos)]).is_some());
-        assert!(first_positive_loss("Mul", &[Some(&t(&[0.5])), Some(&t(&[-1.0]))]).is_none());
+        assert!(first_positive_loss(of("Log"), &[Some(&neg)]).is_some());
+        assert!(first_positive_loss(of("Mul"), &[Some(&t(&[3.0])), Some(&pos)]).is_some());
+        assert!(first_positive_loss(of("Mul"), &[Some(&t(&[0.5])), Some(&t(&[-1.0]))]).is_none());
     }
 
     #[test]
     fn pow_constrains_base_and_growth() {
         let base = t(&[2.0]);
-        assert!(domain_loss("Pow", &[Some(&base), Some(&t(&[3.0]))]).is_none());
-        assert!(domain_loss("Pow", &[Some(&base), Some(&t(&[500.0]))]).is_some());
-        assert!(domain_loss("Pow", &[Some(&t(&[-2.0])), Some(&t(&[0.5]))]).is_some());
+        assert!(domain_loss(of("Pow"), &[Some(&base), Some(&t(&[3.0]))]).is_none());
+        assert!(domain_loss(of("Pow"), &[Some(&base), Some(&t(&[500.0]))]).is_some());
+        assert!(domain_loss(of("Pow"), &[Some(&t(&[-2.0])), Some(&t(&[0.5]))]).is_some());
     }
 
     #[test]
     fn a_zero_divisor_still_gets_a_gradient() {
         let y = t(&[0.0, 2.0]).set_requires_grad(true);
-        let loss = domain_loss("Reciprocal", &[Some(&y)]).expect("violated at 0");
+        let loss = domain_loss(of("Reciprocal"), &[Some(&y)]).expect("violated at 0");
         loss.backward();
         assert!(y.grad().double_value(&[0]) != 0.0);
     }
@@ -164,7 +187,7 @@ mod tests {
     #[test]
     fn the_loss_gradient_points_into_the_domain() {
         let x = t(&[-1.0]).set_requires_grad(true);
-        let loss = first_positive_loss("Log", &[Some(&x)]).expect("violated");
+        let loss = first_positive_loss(of("Log"), &[Some(&x)]).expect("violated");
         loss.backward();
         // Gradient descent moves x up, towards the domain x > 0.
         assert!(x.grad().double_value(&[0]) < 0.0);

@@ -11,6 +11,7 @@
 use super::search::{gradient_search, SearchConfig, SearchOutcome};
 use crate::gen::TestCase;
 use crate::ir::{Buffer, NodeKind, Tensor, ValueRef};
+use crate::ops::validity::{Domain, Finite};
 use crate::ops::ValueDomain;
 use petgraph::stable_graph::NodeIndex;
 use rand::SeedableRng;
@@ -19,23 +20,33 @@ use std::time::Instant;
 /// Most cuts per test case: each removes one infeasible spot.
 pub const MAX_CUTS: u32 = 5;
 
-/// The input slots of `op_type` whose values its domain constrains (`Div`'s divisor, `Pow`'s
-/// base and exponent; every slot otherwise), with the domain a fresh input there starts in.
-fn constrained_slots(op_type: &str, arity: usize) -> Vec<(usize, ValueDomain)> {
-    match op_type {
-        "Div" | "Mod" => vec![(1, ValueDomain::Positive)],
-        "Log" | "Sqrt" | "Reciprocal" | "Acosh" => vec![(0, ValueDomain::Positive)],
-        "Pow" => vec![(0, ValueDomain::Positive), (1, ValueDomain::Any)],
+/// The input slots of an op finite where `finite` says (what it declares) whose values its
+/// domain constrains (a divisor, `Pow`'s base and exponent, a domain's input; every slot
+/// otherwise), with the domain a fresh input there starts in.
+fn constrained_slots(finite: Option<Finite>, arity: usize) -> Vec<(usize, ValueDomain)> {
+    match finite {
+        Some(Finite::Divisor { slot }) => vec![(slot, ValueDomain::Positive)],
+        Some(Finite::Domain {
+            domain: Domain::Positive | Domain::NonZero | Domain::AboveOne,
+            ..
+        }) => vec![(0, ValueDomain::Positive)],
+        Some(Finite::Power) => vec![(0, ValueDomain::Positive), (1, ValueDomain::Any)],
         _ => (0..arity).map(|slot| (slot, ValueDomain::Any)).collect(),
     }
 }
 
-/// `value` (sampled in `[-2, 2]`, or `[0.25, 2]` when positive) moved inside the domain of the
-/// bounded ops: `[-0.9, 0.9]` for Asin, Acos and Atanh, `[1.25, 3]` for Acosh.
-fn inside_domain(op_type: &str, mut value: Tensor) -> Tensor {
-    let map: fn(f64) -> f64 = match op_type {
-        "Asin" | "Acos" | "Atanh" => |v| v * 0.45,
-        "Acosh" => |v| v + 1.0,
+/// `value` (sampled in `[-2, 2]`, or `[0.25, 2]` when positive) moved inside the bounded
+/// domains: `[-0.9, 0.9]` for `(-1, 1)` (Asin, Acos, Atanh), `[1.25, 3]` above 1 (Acosh).
+fn inside_domain(finite: Option<Finite>, mut value: Tensor) -> Tensor {
+    let map: fn(f64) -> f64 = match finite {
+        Some(Finite::Domain {
+            domain: Domain::Symmetric,
+            ..
+        }) => |v| v * 0.45,
+        Some(Finite::Domain {
+            domain: Domain::AboveOne,
+            ..
+        }) => |v| v + 1.0,
         _ => return value,
     };
     let dtype = value.data.dtype();
@@ -49,13 +60,13 @@ fn inside_domain(op_type: &str, mut value: Tensor) -> Tensor {
 /// Rewires the constrained inputs of `node` that are not already private leaves to fresh model
 /// inputs. Returns how many slots were cut (0: nothing left to cut).
 pub fn cut_inputs(case: &mut TestCase, node: NodeIndex, rng: &mut impl rand::Rng) -> usize {
-    let op_type = match &case.graph.node(node).kind {
-        NodeKind::Op(op) => op.op_type(),
+    let finite = match &case.graph.node(node).kind {
+        NodeKind::Op(op) => op.finite(),
         _ => return 0,
     };
     let inputs = case.graph.inputs_of(node);
     let mut cut = 0;
-    for (slot, domain) in constrained_slots(op_type, inputs.len()) {
+    for (slot, domain) in constrained_slots(finite, inputs.len()) {
         let Some(&source) = inputs.get(slot) else {
             continue;
         };
@@ -65,7 +76,7 @@ pub fn cut_inputs(case: &mut TestCase, node: NodeIndex, rng: &mut impl rand::Rng
             continue;
         }
         let ty = case.graph.ty(source).clone();
-        let value = inside_domain(op_type, crate::gen::sample::sample_tensor(&ty, domain, rng));
+        let value = inside_domain(finite, crate::gen::sample::sample_tensor(&ty, domain, rng));
         let fresh = case.graph.add_leaf(NodeKind::Input, ty);
         case.values.insert(fresh, value);
         if domain != ValueDomain::Any {

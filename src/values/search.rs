@@ -182,7 +182,7 @@ pub fn gradient_search(case: &mut TestCase, config: &SearchConfig) -> SearchOutc
             .iter()
             .map(|t| t.as_ref().filter(|t| t.is_floating_point()))
             .collect();
-        let loss = first_positive_loss(failing.op_type, &inputs);
+        let loss = first_positive_loss(failing.finite, &inputs);
         if target != Some(failing.node) {
             // A different op fails now: Adam starts afresh (the paper resets the learning rate).
             optimizer = Some(
