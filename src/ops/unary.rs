@@ -67,8 +67,15 @@ pub struct EvalArgs<'a> {
     pub int: &'a dyn Fn(&str, i64) -> i64,
 }
 
-/// Where a row's output jumps, from its float attribute values.
-pub type Jumps = fn(&[f64]) -> Vec<f64>;
+/// Where a row's output jumps.
+#[derive(Clone, Copy, Debug)]
+pub enum Jumps {
+    /// At these points, a function of its float attribute values (Sign at 0, Shrink at
+    /// ±lambd).
+    At(fn(&[f64]) -> Vec<f64>),
+    /// At every integer plus this offset (Floor and Ceil at 0, Round at 0.5).
+    Grid(f64),
+}
 
 /// The reference evaluation of a row.
 pub type Eval = fn(&Tensor, &EvalArgs) -> Result<Tensor, TchError>;
@@ -130,9 +137,16 @@ impl Unary {
         }
     }
 
-    fn jumps(self, jumps: Jumps) -> Unary {
+    fn jumps(self, at: fn(&[f64]) -> Vec<f64>) -> Unary {
         Unary {
-            jumps: Some(jumps),
+            jumps: Some(Jumps::At(at)),
+            ..self
+        }
+    }
+
+    fn grid(self, offset: f64) -> Unary {
+        Unary {
+            jumps: Some(Jumps::Grid(offset)),
             ..self
         }
     }
@@ -286,10 +300,10 @@ pub fn table() -> &'static [Unary] {
             op("Asinh", Float, |x, _| x.f_asinh()).elementary().torch("torch.asinh({x})"),
             op("Tanh", Float, |x, _| x.f_tanh()).elementary().torch("torch.tanh({x})"),
             op("Erf", Float, |x, _| x.f_erf()).elementary().torch("torch.erf({x})"),
-            op("Floor", Float, |x, _| x.f_floor()).proxy(Proxy::Identity).torch("torch.floor({x})"),
-            op("Ceil", Float, |x, _| x.f_ceil()).proxy(Proxy::Identity).torch("torch.ceil({x})"),
+            op("Floor", Float, |x, _| x.f_floor()).grid(0.0).proxy(Proxy::Identity).torch("torch.floor({x})"),
+            op("Ceil", Float, |x, _| x.f_ceil()).grid(0.0).proxy(Proxy::Identity).torch("torch.ceil({x})"),
             // libtorch rounds half to even, as ONNX does.
-            op("Round", Float, |x, _| x.f_round()).proxy(Proxy::Identity).torch("torch.round({x})"),
+            op("Round", Float, |x, _| x.f_round()).grid(0.5).proxy(Proxy::Identity).torch("torch.round({x})"),
             op("Sigmoid", Float, |x, _| x.f_sigmoid()).elementary().torch("torch.sigmoid({x})"),
             op("Relu", Signed, |x, _| relu(x)).proxy(Proxy::Leaky).torch("torch.relu({x})"),
             op("LeakyRelu", Float, |x, a| x.f_where_self(&x.f_ge(0.0)?, &x.f_mul_scalar(a.floats[0])?))

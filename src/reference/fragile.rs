@@ -26,6 +26,8 @@ use super::{int_attr, resize, with_args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::numeric::{self, int_range};
+use crate::ops::unary::Jumps;
+use crate::ops::validity::{Domain, Finite};
 use crate::ops::{AttrValue, ConstInput};
 use petgraph::stable_graph::NodeIndex;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +47,27 @@ fn near_grid(x: &Tensor, margin: &Tensor, offset: f64) -> bool {
     let shifted = x - offset;
     let distance = (&shifted - shifted.round()).abs();
     any(&distance.le_tensor(margin))
+}
+
+/// How far input 0's elements `x` lie from the edge of the domain an op declares (`None`
+/// for a declaration without an edge on input 0: growth, a divisor in another slot).
+fn edge_distance(finite: Finite, x: &Tensor) -> Option<Tensor> {
+    match finite {
+        Finite::Domain {
+            domain: Domain::Positive | Domain::NonZero,
+            ..
+        }
+        | Finite::Power => Some(x.abs()),
+        Finite::Domain {
+            domain: Domain::Symmetric,
+            ..
+        } => Some((x.abs() - 1.0).abs()),
+        Finite::Domain {
+            domain: Domain::AboveOne,
+            ..
+        } => Some((x - 1.0).abs()),
+        Finite::Growth(_) | Finite::Divisor { .. } => None,
+    }
 }
 
 /// Whether op node `n` has an input within its margin of a discontinuity, for the values
@@ -76,17 +99,25 @@ pub fn on_boundary(
         (y, my)
     };
     let out_dtype = graph.node(n).outputs[0].dtype;
-    if let Some(jumps) = crate::ops::unary::declared(op.op_type())
-        .and_then(|u| u.jumps.map(|jumps| jumps(&u.float_values(&op.attrs.named))))
-    {
-        // A declared jump (Sign at 0, ThresholdedRelu at alpha, Shrink at ±lambd).
-        return Ok(jumps
-            .into_iter()
-            .any(|j| any(&(&x - j).abs().le_tensor(&mx))));
+    if let Some(row) = crate::ops::unary::declared(op.op_type()) {
+        match row.jumps {
+            // A declared jump (Sign at 0, ThresholdedRelu at alpha, Shrink at ±lambd).
+            Some(Jumps::At(at)) => {
+                let points = at(&row.float_values(&op.attrs.named));
+                return Ok(points
+                    .into_iter()
+                    .any(|j| any(&(&x - j).abs().le_tensor(&mx))));
+            }
+            Some(Jumps::Grid(offset)) => return Ok(near_grid(&x, &mx, offset)),
+            None => {}
+        }
+    }
+    if let Some(distance) = op.finite().and_then(|f| edge_distance(f, &x)) {
+        // Domain edges: a value computed by cancellation can land on either side of them
+        // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
+        return Ok(any(&distance.le_tensor(&mx)));
     }
     Ok(match op.op_type() {
-        "Floor" | "Ceil" => near_grid(&x, &mx, 0.0),
-        "Round" => near_grid(&x, &mx, 0.5),
         "QuantizeLinear" => {
             let scale = match op.attrs.consts.first() {
                 Some(ConstInput::Scalar(_, scale)) => *scale,
@@ -97,9 +128,6 @@ pub fn on_boundary(
         // Truncation jumps at every integer; a float cast to bool jumps at zero.
         "Cast" if out_dtype == DType::Bool => any(&x.abs().le_tensor(&mx)),
         "Cast" => !out_dtype.is_float() && near_grid(&x, &mx, 0.0),
-        // Domain edges: a value computed by cancellation can land on either side of them
-        // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
-        "Sqrt" | "Log" | "Reciprocal" | "Pow" => any(&x.abs().le_tensor(&mx)),
         "Div" => {
             let (y, my) = second();
             any(&y.abs().le_tensor(&my))
@@ -113,8 +141,6 @@ pub fn on_boundary(
             let slack = &mx + q.abs() * &my;
             any(&y.abs().le_tensor(&my)) || any(&distance.le_tensor(&slack))
         }
-        "Asin" | "Acos" | "Atanh" => any(&(x.abs() - 1.0).abs().le_tensor(&mx)),
-        "Acosh" => any(&(&x - 1.0).abs().le_tensor(&mx)),
         "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "Equal" => {
             let (y, my) = second();
             any(&(&x - &y).abs().le_tensor(&(mx + my)))

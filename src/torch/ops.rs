@@ -447,7 +447,7 @@ fn derived() -> Vec<TorchOp> {
             out: Out::Same,
             guard: guard.map(|g| (0, g)),
             template: Box::leak(template.into_boxed_str()),
-            jumps: u.jumps.is_some() || matches!(u.name, "Floor" | "Ceil" | "Round" | "Sign"),
+            jumps: u.jumps.is_some(),
             aims: None,
         })
     });
