@@ -7,6 +7,7 @@
 
 use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
+use super::torch_form::{TorchForm, TorchWriter};
 use super::validity::Finite;
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, ValueDomain};
 use crate::ir::DType;
@@ -273,6 +274,13 @@ pub fn evaluate(row: &Binary, inputs: &[&Tensor], args: &EvalArgs) -> Result<Ten
 impl OpSpec for Binary {
     fn rounding(&self) -> RoundingClass {
         self.rounding
+    }
+
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        let template = self.torch?.replace("{a}", "{0}").replace("{b}", "{1}");
+        Some(TorchWriter::new(move |_| {
+            Ok(TorchForm::elementwise(template.clone()))
+        }))
     }
 
     fn finite(&self) -> Option<Finite> {

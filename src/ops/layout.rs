@@ -6,6 +6,7 @@
 //! match a wanted output shape.
 
 use super::shape::broadcast;
+use super::torch_form::{list, TorchForm, TorchWriter};
 use super::{
     uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
     MAX_RANK,
@@ -131,6 +132,16 @@ impl Reshape {
 }
 
 impl OpSpec for Reshape {
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|cx| {
+            let shape = list(cx.out_shape.iter().map(|d| *d as i64));
+            Ok(TorchForm::whole(
+                format!("torch.reshape({{0}}, {shape})"),
+                false,
+            ))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -255,6 +266,17 @@ impl Transpose {
 }
 
 impl OpSpec for Transpose {
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|cx| {
+            let perm = match cx.named("perm") {
+                Some(AttrValue::Ints(p)) => p.clone(),
+                _ => (0..cx.input_ranks[0] as i64).rev().collect(),
+            };
+            let template = format!("torch.permute({{0}}, {})", list(perm));
+            Ok(TorchForm::whole(template, false))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }

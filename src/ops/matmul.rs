@@ -2,6 +2,7 @@
 //! `Gemm` (2-D, optional transposes, `alpha`/`beta`, optional broadcast bias `C`).
 
 use super::shape::broadcast;
+use super::torch_form::{TorchForm, TorchWriter};
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, MAX_RANK};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -46,6 +47,12 @@ fn matmul_shape(a: &[Int], b: &[Int]) -> (Vec<Bool>, Vec<Int>) {
 struct MatMul;
 
 impl OpSpec for MatMul {
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|_| {
+            Ok(TorchForm::whole("torch.matmul({0}, {1})".into(), true))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Accumulating
     }

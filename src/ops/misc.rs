@@ -1,6 +1,7 @@
 //! Where, Cast and Clip; Dropout (inference: the identity) and Shape.
 
 use super::shape::{broadcast, broadcast_input_ranks};
+use super::torch_form::{TorchForm, TorchWriter};
 #[cfg(test)]
 use super::DEFAULT_CLASS;
 use super::{AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
@@ -87,6 +88,14 @@ impl OpSpec for Clip {
 
     fn proxy(&self) -> Option<super::validity::Proxy> {
         Some(super::validity::Proxy::Leaky)
+    }
+
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|cx| {
+            let bound = |k| cx.scalar(k).unwrap_or_else(|| "None".into());
+            let template = format!("torch.clamp({{0}}, {}, {})", bound(0), bound(1));
+            Ok(TorchForm::elementwise(template))
+        }))
     }
 
     fn name(&self) -> &'static str {

@@ -17,6 +17,7 @@ pub mod quant;
 pub mod reduce;
 pub mod retype;
 pub mod slicing;
+pub mod torch_form;
 pub mod unary;
 pub mod validity;
 
@@ -291,6 +292,12 @@ pub trait OpSpec: Send + Sync {
 
     /// How a value search steps through its flat parts (none: its derivative is used as is).
     fn proxy(&self) -> Option<validity::Proxy> {
+        None
+    }
+
+    /// How the program lowering writes a node of it as one torch call (float32); `None`:
+    /// it has no torch form, and the program generator's menu leaves it out.
+    fn torch_form(&self) -> Option<torch_form::TorchWriter<'_>> {
         None
     }
 }

@@ -2,6 +2,7 @@
 //! `int64` input), `ArgMax`/`ArgMin`, and `Softmax`/`LogSoftmax`.
 
 use super::shape::norm_axis;
+use super::torch_form::{list, TorchForm, TorchWriter};
 use super::{
     same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig,
     SymAttrs, SymTensor, MAX_RANK,
@@ -96,9 +97,28 @@ fn reduce_dims(dims: &[Int], axes: &[usize], keep: bool) -> Vec<Int> {
 struct Reduce {
     name: &'static str,
     types: &'static [DType],
+    /// The torch function of the program lowering (`torch.sum`), if it has one.
+    torch: Option<&'static str>,
 }
 
 impl OpSpec for Reduce {
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        let f = self.torch?;
+        Some(TorchWriter::new(move |cx| {
+            let keep = cx.int("keepdims", 1) != 0;
+            let axes = match cx.ints(0) {
+                Some(axes) if !axes.is_empty() => axes.to_vec(),
+                _ => (0..cx.input_ranks[0] as i64).collect(),
+            };
+            if axes.is_empty() {
+                return Err("reduction of a scalar".into());
+            }
+            let keep = if keep { "True" } else { "False" };
+            let template = format!("{f}({{0}}, {}, {keep})", list(axes));
+            Ok(TorchForm::whole(template, true))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         match self.name {
             "ReduceMax" | "ReduceMin" => RoundingClass::Correct,
@@ -223,9 +243,19 @@ impl OpSpec for Arg {
 /// `Softmax`/`LogSoftmax` along one axis: the output has the input's shape.
 struct Normalize {
     name: &'static str,
+    /// The torch function of the program lowering (`torch.softmax`), if it has one.
+    torch: Option<&'static str>,
 }
 
 impl OpSpec for Normalize {
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        let f = self.torch?;
+        Some(TorchWriter::new(move |cx| {
+            let axis = cx.int("axis", -1);
+            Ok(TorchForm::whole(format!("{f}({{0}}, {axis})"), true))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::ElementaryAccumulating
     }
@@ -269,10 +299,24 @@ impl OpSpec for Normalize {
 
 /// The reduction family, in registry order.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
-    let reduce = |name, types| Box::new(Reduce { name, types }) as Box<dyn OpSpec>;
+    let reduce = |name, types| {
+        Box::new(Reduce {
+            name,
+            types,
+            torch: None,
+        }) as Box<dyn OpSpec>
+    };
+    let lowered = |name, torch| {
+        let types = REDUCE_TYPES;
+        Box::new(Reduce {
+            name,
+            types,
+            torch: Some(torch),
+        }) as Box<dyn OpSpec>
+    };
     vec![
-        reduce("ReduceSum", REDUCE_TYPES),
-        reduce("ReduceMean", REDUCE_TYPES),
+        lowered("ReduceSum", "torch.sum"),
+        lowered("ReduceMean", "torch.mean"),
         reduce("ReduceMax", MINMAX_TYPES),
         reduce("ReduceMin", MINMAX_TYPES),
         reduce("ReduceProd", REDUCE_TYPES),
@@ -282,8 +326,14 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
         reduce("ReduceSumSquare", REDUCE_TYPES),
         Box::new(Arg { name: "ArgMax" }),
         Box::new(Arg { name: "ArgMin" }),
-        Box::new(Normalize { name: "Softmax" }),
-        Box::new(Normalize { name: "LogSoftmax" }),
+        Box::new(Normalize {
+            name: "Softmax",
+            torch: Some("torch.softmax"),
+        }),
+        Box::new(Normalize {
+            name: "LogSoftmax",
+            torch: None,
+        }),
     ]
 }
 
@@ -309,6 +359,7 @@ mod tests {
         let sum = Reduce {
             name: "ReduceSum",
             types: REDUCE_TYPES,
+            torch: None,
         };
         assert_eq!(
             consts(&sum.type_transfer(&reduce_attrs(&[-1, 0], false), &x)[0]),

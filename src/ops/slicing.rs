@@ -44,6 +44,17 @@ fn sum<'a>(items: impl IntoIterator<Item = &'a Int>) -> Int {
 struct Concat;
 
 impl OpSpec for Concat {
+    fn torch_form(&self) -> Option<super::torch_form::TorchWriter<'_>> {
+        Some(super::torch_form::TorchWriter::new(|cx| {
+            let axis = cx.int("axis", 0);
+            let parts: Vec<String> = (0..cx.input_ranks.len())
+                .map(|k| format!("{{{k}}}"))
+                .collect();
+            let template = format!("torch.cat([{}], {axis})", parts.join(", "));
+            Ok(super::torch_form::TorchForm::whole(template, true))
+        }))
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }

@@ -8,6 +8,7 @@
 //! Adding an op is one row; its id in the decoder is derived from its name
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
+use super::torch_form::{float, TorchForm, TorchWriter};
 pub use super::validity::Domain;
 use super::validity::{Finite, Growth, Proxy};
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
@@ -400,6 +401,21 @@ impl OpSpec for Unary {
 
     fn proxy(&self) -> Option<Proxy> {
         self.proxy
+    }
+
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        let torch = self.torch?;
+        Some(TorchWriter::new(move |cx| {
+            let values = self.float_values(&cx.attrs.named);
+            let template = self
+                .floats
+                .iter()
+                .zip(values)
+                .fold(torch.replace("{x}", "{0}"), |t, (a, v)| {
+                    t.replace(&format!("{{{}}}", a.name), &float(v))
+                });
+            Ok(TorchForm::elementwise(template))
+        }))
     }
 
     fn name(&self) -> &'static str {

@@ -68,7 +68,7 @@ impl ProgramSource {
         ProgramSource {
             menu: Menu::new(|spec, sig, _| {
                 let dtypes: Vec<_> = sig.inputs.iter().chain(&sig.outputs).copied().collect();
-                supported(registry()[spec].op_type(), &dtypes)
+                supported(registry()[spec].as_ref(), &dtypes)
             }),
             limits,
         }
