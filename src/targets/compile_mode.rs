@@ -149,19 +149,25 @@ impl Compiler {
         }
     }
 
-    /// Its `torch.compile(options=...)`, as JSON (`null`: none).
-    pub fn options(self) -> Value {
+    /// Its `torch.compile(options=...)` for a test in `mode`, as JSON (`null`: none).
+    /// OpenVINO's backend captures the backward graph only with `aot_autograd`, which its
+    /// documentation says "is needed to enable dynamic shapes or to finetune a model" and is
+    /// off by default ("PyTorch Deployment via torch.compile", Options): without it a
+    /// partition's outputs come back detached, so a backward or dynamic-shape test turns it on.
+    pub fn options(self, mode: Mode) -> Value {
         match self {
             Compiler::Inductor => Value::Null,
-            Compiler::OpenVino => {
-                json!({"device": "CPU", "config": {"INFERENCE_PRECISION_HINT": "f32"}})
-            }
+            Compiler::OpenVino => json!({
+                "device": "CPU",
+                "config": {"INFERENCE_PRECISION_HINT": "f32"},
+                "aot_autograd": mode.backward || mode.dynamic,
+            }),
         }
     }
 
     /// [`options`](Self::options) as a Python literal, for `repro.py`.
-    pub fn python_options(self) -> String {
-        match self.options() {
+    pub fn python_options(self, mode: Mode) -> String {
+        match self.options(mode) {
             Value::Null => "None".into(),
             options => options.to_string(),
         }

@@ -289,7 +289,7 @@ impl TorchCompileHarness {
     /// under test gets its options, the others (`aot_eager`) none.
     fn compile_spec(&self, mode: Mode, backend: &str, config: &Value) -> Value {
         let options = if backend == self.compiler.backend() {
-            self.compiler.options()
+            self.compiler.options(mode)
         } else {
             Value::Null
         };

@@ -387,6 +387,19 @@ def _program(req, blobs):
     return torch, runs, main, xs
 
 
+def _forget_openvino_options():
+    """OpenVINO's torch.compile backend keeps the options of its last `aot_autograd` compile
+    in a module global and applies them to every later compile in the process (a
+    non-`aot_autograd` compile then silently falls back to Inductor; docs/findings row 67):
+    cleared before each compile, so that every test compiles with its own options."""
+    try:
+        from openvino.frontend.pytorch.torchdynamo import backend as openvino_backend
+    except ImportError:
+        return
+    if isinstance(getattr(openvino_backend, "openvino_options", None), dict):
+        openvino_backend.openvino_options = {}
+
+
 def torch_program(req, blobs):
     """Runs a torch program: eager and the conditioning runs of `_program`; then, with
     `compile` ({backend, options, dynamic, batches, config, mode, no_grad}): torch.compile of
@@ -404,6 +417,8 @@ def torch_program(req, blobs):
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
         fn = _batched(main) if batches else main
+        if backend == "openvino":
+            _forget_openvino_options()
         # torch.compile takes a mode or options, not both.
         mode = {"mode": spec["mode"]} if spec.get("mode") else {}
         compiled = torch.compile(fn, backend=backend, dynamic=bool(spec.get("dynamic")),

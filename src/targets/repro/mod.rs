@@ -152,7 +152,7 @@ def check():
         tolerance = tolerance_literal(),
         verdict = VERDICT,
         backend = compiler.backend(),
-        options = compiler.python_options(),
+        options = compiler.python_options(mode),
     )
 }
 
