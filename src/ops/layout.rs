@@ -132,6 +132,10 @@ impl Reshape {
 }
 
 impl OpSpec for Reshape {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn torch_form(&self) -> Option<TorchWriter<'_>> {
         Some(TorchWriter::new(|cx| {
             let shape = list(cx.out_shape.iter().map(|d| *d as i64));
@@ -197,6 +201,10 @@ impl OpSpec for Reshape {
 struct Flatten;
 
 impl OpSpec for Flatten {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -266,6 +274,10 @@ impl Transpose {
 }
 
 impl OpSpec for Transpose {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn torch_form(&self) -> Option<TorchWriter<'_>> {
         Some(TorchWriter::new(|cx| {
             let perm = match cx.named("perm") {
@@ -321,6 +333,10 @@ impl OpSpec for Transpose {
 struct Squeeze;
 
 impl OpSpec for Squeeze {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -412,6 +428,10 @@ impl OpSpec for Squeeze {
 struct Unsqueeze;
 
 impl OpSpec for Unsqueeze {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -480,6 +500,10 @@ impl OpSpec for Unsqueeze {
 struct Expand;
 
 impl OpSpec for Expand {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -529,6 +553,10 @@ impl OpSpec for Expand {
 struct Tile;
 
 impl OpSpec for Tile {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }

@@ -295,6 +295,13 @@ pub trait OpSpec: Send + Sync {
         None
     }
 
+    /// Whether it only moves, selects or reshapes data (no arithmetic): in a reduced
+    /// finding such an op is there to give the op at fault its shapes, so dedup does not
+    /// tell two bugs apart by it.
+    fn moves_data(&self) -> bool {
+        false
+    }
+
     /// How the program lowering writes a node of it as one torch call (float32); `None`:
     /// it has no torch form, and the program generator's menu leaves it out.
     fn torch_form(&self) -> Option<torch_form::TorchWriter<'_>> {

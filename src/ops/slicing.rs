@@ -44,6 +44,10 @@ fn sum<'a>(items: impl IntoIterator<Item = &'a Int>) -> Int {
 struct Concat;
 
 impl OpSpec for Concat {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn torch_form(&self) -> Option<super::torch_form::TorchWriter<'_>> {
         Some(super::torch_form::TorchWriter::new(|cx| {
             let axis = cx.int("axis", 0);
@@ -317,6 +321,10 @@ impl Slice {
 }
 
 impl OpSpec for Slice {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -406,6 +414,10 @@ impl Pad {
 }
 
 impl OpSpec for Pad {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -521,6 +533,10 @@ impl OpSpec for Pad {
 struct Gather;
 
 impl OpSpec for Gather {
+    fn moves_data(&self) -> bool {
+        true
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }

@@ -108,6 +108,8 @@ pub struct Unary {
     pub growth: Option<Growth>,
     /// How a value search steps through its flat parts.
     pub proxy: Option<Proxy>,
+    /// It only passes data through ([`OpSpec::moves_data`]).
+    pub moves_data: bool,
 }
 
 /// A row with no attributes, jumps or torch form (see the builder methods).
@@ -123,6 +125,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         domain: None,
         growth: None,
         proxy: None,
+        moves_data: false,
     }
 }
 
@@ -162,6 +165,13 @@ impl Unary {
     fn torch(self, torch: &'static str) -> Unary {
         Unary {
             torch: Some(torch),
+            ..self
+        }
+    }
+
+    fn moves_data(self) -> Unary {
+        Unary {
+            moves_data: true,
             ..self
         }
     }
@@ -284,7 +294,7 @@ pub fn table() -> &'static [Unary] {
             .jumps(|_| vec![0.0])
             .proxy(Proxy::Leaky)
             .torch("torch.sign({x})"),
-            op("Identity", Any, |x, _| Ok(x.shallow_clone())),
+            op("Identity", Any, |x, _| Ok(x.shallow_clone())).moves_data(),
             op("Not", Bool, |x, _| x.f_logical_not()),
             op("Exp", Float, |x, _| x.f_exp()).elementary().grows(Growth::Up).torch("torch.exp({x})"),
             op("Log", Float, |x, _| x.f_log()).elementary().torch("torch.log({x})").domain(Domain::Positive),
@@ -401,6 +411,10 @@ impl OpSpec for Unary {
 
     fn proxy(&self) -> Option<Proxy> {
         self.proxy
+    }
+
+    fn moves_data(&self) -> bool {
+        self.moves_data
     }
 
     fn torch_form(&self) -> Option<TorchWriter<'_>> {
