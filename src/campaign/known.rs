@@ -370,6 +370,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_loop_filled_buffer_clause_of_the_localization_is_known() {
+        let clause = crate::targets::torch_compile::LOOP_FILLED_BUFFER_BLAME;
+        let detail = format!("compile:openvino against eager: 0.5 off; {clause}");
+        let seen = Observed {
+            target: "torch_compile_openvino",
+            signature: "inconsistency:torch.compile:openvino:static:fwd:once:value:Sin",
+            detail: &detail,
+            culprits: &[],
+            ops: vec!["Sin"],
+        };
+        let row = lookup(&seen).expect("a known row");
+        assert_eq!(row.id, "openvino-torch-compile-loop-filled-buffer-lost");
+    }
+
+    #[test]
     fn the_table_parses_and_every_row_is_specific_and_searched() {
         let rows = table();
         assert!(rows.len() >= 10, "{} rows", rows.len());

@@ -29,6 +29,7 @@ use crate::backend::python::{coverage, request_timeout, runs, HostConfig, Python
 use crate::gen::{padded_head, TestCase};
 use crate::ir::ScalarType;
 use crate::mutate::program::render::{render, Dialect};
+use crate::mutate::program::resolve::loops_as_comprehensions;
 use crate::oracle::accuracy::error;
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::program::Outline;
@@ -42,6 +43,11 @@ use std::sync::Mutex;
 
 /// The backend name in signatures.
 const BACKEND: &str = "torch.compile";
+
+/// The clause a finding's detail gains when writing its program's loop-filled buffers as
+/// list comprehensions makes it go away (the known-upstream table matches on it).
+pub const LOOP_FILLED_BUFFER_BLAME: &str =
+    "gone with the loop-filled buffers written as list comprehensions";
 /// Independent programs packed into one compilation (each output belongs to one).
 pub const COMPONENTS: usize = 3;
 /// Inductor config switches tried, in order, on an Inductor finding: the first that makes
@@ -422,6 +428,7 @@ impl TorchCompileHarness {
         } else {
             detail
         };
+        let detail = format!("{detail}{}", self.buffer_blame(test, mode, name, k));
         Verdict::Found(Finding {
             kind: FindingKind::Inconsistency,
             level: name.to_string(),
@@ -433,6 +440,23 @@ impl TorchCompileHarness {
             detail: format!("{name} against eager: {detail}"),
             blame: None,
         })
+    }
+
+    /// For a program that fills buffers in for-loops (operator resolution's loop form):
+    /// whether the finding on output `k` of run `name` goes away with every such loop
+    /// written as a list comprehension (the same values, no writes into a buffer), said as a
+    /// clause for its detail (empty when there is no loop or it stays). A compiler that loses
+    /// writes into a buffer shows through many ops at once; this names the cause.
+    fn buffer_blame(&self, test: &SurfaceTest, mode: Mode, name: &str, k: usize) -> String {
+        let mut rewritten = test.clone();
+        if !loops_as_comprehensions(&mut rewritten.program) {
+            return String::new();
+        }
+        let backend = self.compiler.backend();
+        match self.agrees_with(&rewritten, mode, name, Some(k), backend, &json!({})) {
+            true => format!("; {LOOP_FILLED_BUFFER_BLAME}"),
+            false => String::new(),
+        }
     }
 
     /// Which of [`INDUCTOR_SWITCHES`] makes an Inductor finding on output `k` (`None`: a
