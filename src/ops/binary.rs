@@ -105,6 +105,11 @@ impl Binary {
         }
     }
 
+    /// Whether it compares its operands (an order or equality comparison, bool out).
+    pub fn compares(&self) -> bool {
+        matches!(self.types, Types::Compare | Types::Equality)
+    }
+
     fn power(self) -> Binary {
         Binary {
             power: true,

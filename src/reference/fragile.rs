@@ -112,6 +112,11 @@ pub fn on_boundary(
             None => {}
         }
     }
+    if crate::ops::binary::declared(op.op_type()).is_some_and(|b| b.compares()) {
+        // A comparison flips where its operands meet.
+        let (y, my) = second();
+        return Ok(any(&(&x - &y).abs().le_tensor(&(mx + my))));
+    }
     if let Some(distance) = op.finite().and_then(|f| edge_distance(f, &x)) {
         // Domain edges: a value computed by cancellation can land on either side of them
         // (`Sqrt(a - b)` with a ≈ b is 0 in one compiler and NaN in another).
@@ -140,10 +145,6 @@ pub fn on_boundary(
             let distance = (&x - &q * &y).abs();
             let slack = &mx + q.abs() * &my;
             any(&y.abs().le_tensor(&my)) || any(&distance.le_tensor(&slack))
-        }
-        "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "Equal" => {
-            let (y, my) = second();
-            any(&(&x - &y).abs().le_tensor(&(mx + my)))
         }
         "ArgMax" | "ArgMin" => {
             let axis = match op.attrs.get("axis") {
