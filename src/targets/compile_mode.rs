@@ -165,11 +165,12 @@ impl Compiler {
         }
     }
 
-    /// [`options`](Self::options) as a Python literal, for `repro.py`.
+    /// [`options`](Self::options) as a Python expression, for `repro.py` (which imports
+    /// `json`): JSON's `true` and `false` are not Python.
     pub fn python_options(self, mode: Mode) -> String {
         match self.options(mode) {
             Value::Null => "None".into(),
-            options => options.to_string(),
+            options => format!("json.loads({:?})", options.to_string()),
         }
     }
 }
@@ -206,6 +207,23 @@ mod tests {
             "dynamic:fwd:once:cpp_wrapper"
         );
         assert_eq!(Mode::of(0, Compiler::Inductor).label(), "static:fwd:once");
+    }
+
+    #[test]
+    fn openvino_options_compile_gradients_with_aot_autograd_and_read_as_python() {
+        let forward = Mode::of(0, Compiler::OpenVino);
+        let backward = Mode::of(0b1100, Compiler::OpenVino);
+        let options = |mode| Compiler::OpenVino.options(mode)["aot_autograd"].clone();
+        assert_eq!(
+            (options(forward), options(backward)),
+            (json!(false), json!(true))
+        );
+        let python = Compiler::OpenVino.python_options(backward);
+        assert!(
+            python.starts_with("json.loads(\"") && python.ends_with("\")"),
+            "{python}"
+        );
+        assert_eq!(Compiler::Inductor.python_options(backward), "None");
     }
 
     #[test]
