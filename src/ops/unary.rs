@@ -110,6 +110,10 @@ pub struct Unary {
     pub proxy: Option<Proxy>,
     /// It only passes data through ([`OpSpec::moves_data`]).
     pub moves_data: bool,
+    /// Whether it is finite on its domain's edge, derived once from `eval`
+    /// ([`Unary::finite_at`]): [`OpSpec::finite`] is asked for every node of every test's
+    /// fragility walk.
+    edge_finite: OnceLock<bool>,
 }
 
 /// A row with no attributes, jumps or torch form (see the builder methods).
@@ -126,6 +130,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         growth: None,
         proxy: None,
         moves_data: false,
+        edge_finite: OnceLock::new(),
     }
 }
 
@@ -404,7 +409,9 @@ impl OpSpec for Unary {
     fn finite(&self) -> Option<Finite> {
         let domain = self.domain.map(|domain| Finite::Domain {
             domain,
-            edge_finite: self.finite_at(domain.edge()),
+            edge_finite: *self
+                .edge_finite
+                .get_or_init(|| self.finite_at(domain.edge())),
         });
         domain.or(self.growth.map(Finite::Growth))
     }
