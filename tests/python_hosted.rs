@@ -215,25 +215,8 @@ fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
                 assert!(!run.ops_tested().is_empty());
             }
             let (_, files) = target.files(&bytes, &[]);
-            let dir = tempfile::tempdir().expect("temp dir");
-            for (file, contents) in &files {
-                std::fs::write(dir.path().join(file), contents).expect("written");
-            }
-            // Run from elsewhere: the script must find its model beside itself.
-            let out = dlcfuzz::paths::python()
-                .env("PYTHONPATH", dlcfuzz::paths::python_env())
-                .arg(dir.path().join("repro.py"))
-                .current_dir(std::env::temp_dir())
-                .output()
-                .expect("python3 runs");
-            let text = String::from_utf8_lossy(&out.stdout).to_string()
-                + &String::from_utf8_lossy(&out.stderr);
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{name} {}:\n{text}",
-                seed.display()
-            );
+            let (code, text) = run_repro(&files);
+            assert_eq!(code, Some(0), "{name} {}:\n{text}", seed.display());
             assert!(
                 text.contains("release: ") && text.contains("not reproduced"),
                 "{text}"
@@ -245,6 +228,24 @@ fn reproducers_of_passing_seeds_run_standalone_and_say_not_reproduced() {
         }
         assert!(ran > 0, "{name}: no passing seed to check");
     }
+}
+
+/// Runs a finding's `repro.py` from its files (written to a fresh folder, run from
+/// elsewhere: the script must find its model beside itself): its exit code and its output.
+fn run_repro(files: &[(String, Vec<u8>)]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (file, contents) in files {
+        std::fs::write(dir.path().join(file), contents).expect("written");
+    }
+    let out = dlcfuzz::paths::python()
+        .env("PYTHONPATH", dlcfuzz::paths::python_env())
+        .arg(dir.path().join("repro.py"))
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("python3 runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
 }
 
 /// Program reduction on real torch-surface programs: with "output X keeps its eager value"
@@ -474,7 +475,10 @@ fn every_inductor_setting_compiles_a_program_the_host_runs() {
 
 /// The torch rows shaped like Inductor's pattern-matcher rewrites make Inductor fire the
 /// rewrite they aim at: a program holding an attention row fires `fuse_attention`'s pattern,
-/// one holding a scaled softmax the joint-graph softmax rewrite.
+/// one holding a scaled softmax the joint-graph softmax rewrite, and one holding a
+/// convolution with an activation, under freezing (its weights held as module parameters),
+/// oneDNN's unary fusion; the reproducer of such a test holds the weights the same way and
+/// agrees with the campaign.
 #[test]
 fn rows_aimed_at_inductor_rewrites_fire_them() {
     use dlcfuzz::bench::torch_patterns::{inputs_holding, INPUT_LEN};
@@ -484,7 +488,7 @@ fn rows_aimed_at_inductor_rewrites_fire_them() {
     }
     let harness = TorchCompileHarness::on("cpu", 10).expect("the torch.compile host starts");
     let mut next = dlcfuzz::bench::random_inputs(1, INPUT_LEN);
-    for name in ["sdpa_divided", "softmax_divided"] {
+    for name in ["sdpa_divided", "softmax_divided", "conv2d_pointwise"] {
         let row = dlcfuzz::torch::ops::by_name(name).expect("a row");
         let inputs = inputs_holding(&harness, row, 3, &mut next);
         assert_eq!(inputs.len(), 3, "{name}: programs holding it are drawn");
@@ -498,4 +502,20 @@ fn rows_aimed_at_inductor_rewrites_fire_them() {
             row.aims
         );
     }
+    let conv = dlcfuzz::torch::ops::by_name("conv2d_pointwise").expect("a row");
+    let bytes = &inputs_holding(&harness, conv, 1, &mut next)[0];
+    let target = dlcfuzz::targets::build(&dlcfuzz::targets::TargetConfig::new(
+        "torch_compile_cpu",
+        10,
+    ))
+    .expect("target builds");
+    let (_, files) = target.files(bytes, &[]);
+    let repro = files
+        .iter()
+        .find(|(f, _)| f == "repro.py")
+        .expect("repro.py");
+    let script = String::from_utf8_lossy(&repro.1);
+    assert!(script.contains("WEIGHTS = [") && !script.contains("WEIGHTS = []"));
+    let (code, text) = run_repro(&files);
+    assert_eq!(code, Some(0), "{text}");
 }

@@ -2,8 +2,9 @@
 //! Inductor's pattern-matcher rewrites ([`TorchOp::aims`]) make Inductor fire the rewrite
 //! they aim at. For each aimed row, seeded random inputs are decoded (nothing runs) until
 //! `per_row` of them generate a program holding the row; each such program is then tested
-//! as the campaign tests it (the default configuration, forward, static shapes), and the
-//! optimizations Inductor reports are read from the test run.
+//! as the campaign tests it (forward, static shapes, compiled once; the default
+//! configuration, or freezing for a row whose aim fires only there), and the optimizations
+//! Inductor reports are read from the test run.
 
 use super::random_inputs;
 use crate::oracle::Verdict;
@@ -18,9 +19,16 @@ const TRIES_PER_PROGRAM: usize = 400;
 /// Length of each random input: the mode byte, then the program's bytes.
 pub const INPUT_LEN: usize = 600;
 
-/// The mode byte of every test: static shapes, forward, compiled once, the default
-/// configuration (Inductor's inference patterns are the ones registered for it).
-const MODE_BYTE: u8 = 0;
+/// The mode byte of a test of `row`: static shapes, forward, compiled once, in the default
+/// configuration (Inductor's inference patterns are the ones registered for it), or in
+/// freezing (the top bits `0b10`) when the row's aim needs frozen weights.
+fn mode_byte(row: &TorchOp) -> u8 {
+    if row.frozen {
+        0b1000_0000
+    } else {
+        0
+    }
+}
 
 /// The rows that aim at an optimization.
 pub fn aimed_rows() -> Vec<&'static TorchOp> {
@@ -52,7 +60,7 @@ impl Tally {
     }
 }
 
-/// Up to `per_row` inputs of `harness` (the default mode byte first, [`INPUT_LEN`] bytes from
+/// Up to `per_row` inputs of `harness` (the row's mode byte first, [`INPUT_LEN`] bytes from
 /// `next`) whose programs hold `row`; nothing runs.
 pub fn inputs_holding(
     harness: &TorchCompileHarness,
@@ -66,7 +74,7 @@ pub fn inputs_holding(
             break;
         }
         let mut bytes = next();
-        bytes[0] = MODE_BYTE;
+        bytes[0] = mode_byte(row);
         let (_, program) = harness.source.decode(&bytes[1..]);
         if program.ops.contains(&row.name) {
             found.push(bytes);
@@ -152,13 +160,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_row_aiming_at_a_freezing_pass_is_tested_under_freezing() {
+        use crate::targets::compile_mode::{Compiler, Mode, Setting};
+        for row in aimed_rows() {
+            let mode = Mode::of(mode_byte(row), Compiler::Inductor);
+            let want = if row.frozen {
+                Setting::Freezing
+            } else {
+                Setting::Default
+            };
+            assert_eq!(mode.setting, want, "{}", row.name);
+            assert!(
+                mode.weights_as_parameters() && !mode.dynamic,
+                "{}",
+                row.name
+            );
+        }
+    }
+
+    #[test]
     fn aimed_rows_name_a_pattern_and_read_their_arguments() {
         let rows = aimed_rows();
         assert!(rows.len() >= 10, "{} aimed rows", rows.len());
         for row in rows {
             let aim = row.aims.unwrap();
             assert!(
-                aim.starts_with("pattern:") && aim.len() > 8,
+                (aim.starts_with("pattern:") || aim.starts_with("inductor:")) && aim.len() > 9,
                 "{}: {aim}",
                 row.name
             );

@@ -38,6 +38,14 @@ impl Mode {
         }
     }
 
+    /// Whether the compiled program holds the rows' weights as module parameters, as a
+    /// model does (under freezing, Inductor's constants): in a forward test compiled once.
+    /// Gradients are taken with respect to every float parameter, and a batched entry
+    /// slices every parameter, so those tests pass the weights as arguments.
+    pub fn weights_as_parameters(&self) -> bool {
+        !self.backward && !self.recompile
+    }
+
     /// `static`/`dynamic`, `fwd`/`bwd`, `once`/`recompile`, and a setting other than the
     /// default, for signatures.
     pub fn label(&self) -> String {

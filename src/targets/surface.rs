@@ -30,6 +30,9 @@ pub struct SurfaceTest {
     pub producers: BTreeMap<Var, &'static str>,
     /// The packed component of each parameter and value.
     pub component_of: BTreeMap<Var, usize>,
+    /// The parameters that are rows' weights: a compiled forward test holds them as module
+    /// parameters, as a model does ([`SurfaceTest::weight_slots`]).
+    pub weights: BTreeSet<Var>,
 }
 
 impl From<crate::torch::gen::TorchProgram> for SurfaceTest {
@@ -41,6 +44,7 @@ impl From<crate::torch::gen::TorchProgram> for SurfaceTest {
             ops: generated.ops,
             producers: generated.producers,
             component_of: generated.component_of,
+            weights: generated.weights,
         }
     }
 }
@@ -52,6 +56,15 @@ impl SurfaceTest {
             .params
             .iter()
             .map(|p| (&self.program.profile[p], self.program.types[p].scalar))
+            .collect()
+    }
+
+    /// The positions in call order of the parameters that are weights.
+    pub fn weight_slots(&self) -> Vec<usize> {
+        let params = self.program.params.iter().enumerate();
+        params
+            .filter(|(_, p)| self.weights.contains(*p))
+            .map(|(k, _)| k)
             .collect()
     }
 

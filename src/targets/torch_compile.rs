@@ -250,7 +250,14 @@ impl TorchCompileHarness {
     /// A finding folder's files: the program, a standalone `repro.py`, the mutations.
     fn finding_files(&self, test: &SurfaceTest, mode: Mode) -> Artifacts {
         let source = render(&test.program, Dialect::Python);
-        let repro = repro::torch_compile(&source, &test.inputs(), mode, self.device, self.compiler);
+        let repro = repro::torch_compile(
+            &source,
+            &test.inputs(),
+            &test.weight_slots(),
+            mode,
+            self.device,
+            self.compiler,
+        );
         vec![
             ("program.py".to_string(), source.into_bytes()),
             ("repro.py".to_string(), repro.into_bytes()),
@@ -288,6 +295,9 @@ impl TorchCompileHarness {
     fn request(&self, test: &SurfaceTest, source: &str, mode: Mode, extra: Value) -> Frame {
         let mut extra = extra;
         extra["backward"] = json!(mode.backward);
+        if mode.weights_as_parameters() {
+            extra["weights"] = json!(test.weight_slots());
+        }
         test.request(source, self.device, extra)
     }
 

@@ -43,6 +43,9 @@ pub struct Builder<'a, 'b> {
     pool: Vec<Var>,
     /// The element types the row being instantiated may read (`None`: every type).
     handled: Option<&'a BTreeSet<ScalarType>>,
+    /// The parameters that are a row's weights (convolution and matrix weights, biases,
+    /// normalization parameters and statistics), not data: a model's trained state.
+    pub weights: BTreeSet<Var>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -73,6 +76,13 @@ impl<'a> Builder<'a, '_> {
         self.program.params.push(var.clone());
         self.program.profile.insert(var.clone(), tensor);
         self.program.types.insert(var.clone(), ty);
+        var
+    }
+
+    /// A new parameter that is a row's weight ([`Builder::weights`]).
+    pub fn weight(&mut self, ty: VarType, values: Values) -> Var {
+        let var = self.param(ty, values);
+        self.weights.insert(var.clone());
         var
     }
 
@@ -265,6 +275,7 @@ impl<'a, 'b> Builder<'a, 'b> {
             rng: ChaCha8Rng::seed_from_u64(seed),
             pool: Vec::new(),
             handled: None,
+            weights: BTreeSet::new(),
         }
     }
 
@@ -305,6 +316,7 @@ impl<'a, 'b> Builder<'a, 'b> {
         self.pool.truncate(mark.pool);
         for p in self.program.params.drain(mark.params..) {
             self.program.profile.remove(&p);
+            self.weights.remove(&p);
         }
     }
 }

@@ -40,6 +40,8 @@ pub struct TorchProgram {
     pub producers: BTreeMap<Var, &'static str>,
     /// The packed component each parameter and value belongs to.
     pub component_of: BTreeMap<Var, usize>,
+    /// The parameters that are rows' weights ([`Builder::weights`]).
+    pub weights: BTreeSet<Var>,
 }
 
 /// What a compiler lacks, as probed: rows it has no conversion for (never instantiated) and,
@@ -188,6 +190,7 @@ fn generate_with(
         ops,
         producers,
         component_of,
+        weights: b.weights,
     }
 }
 
@@ -220,6 +223,30 @@ mod tests {
                 assert_eq!(a.program.profile[p].shape, ty.shape, "seed {seed}");
             }
         }
+    }
+
+    #[test]
+    fn weights_are_parameters_that_only_their_row_reads() {
+        let mut held = 0;
+        for seed in 0..200 {
+            let p = generate_packed(&bytes(seed, 900), 8, 3);
+            for w in &p.weights {
+                assert!(
+                    p.program.params.contains(w),
+                    "seed {seed}: {w} not a parameter"
+                );
+                let readers = p.program.body.iter().filter(|s| s.reads().contains(w));
+                assert_eq!(readers.count(), 1, "seed {seed}: {w} read as data");
+            }
+            let is_conv = |o: &&&str| {
+                let row = crate::torch::ops::by_name(o).expect("a row");
+                matches!(row.family, crate::torch::ops::Family::Conv { .. })
+            };
+            let convs = p.ops.iter().filter(is_conv).count();
+            assert!(p.weights.len() >= 2 * convs, "seed {seed}: {:?}", p.ops);
+            held += p.weights.len();
+        }
+        assert!(held > 100, "only {held} weights in 200 programs");
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub enum Accept {
     Numeric,
     /// Integers and bool (bitwise ops).
     IntOrBool,
+    /// float32 and bfloat16: the types oneDNN prepacks CPU weights for (Inductor's
+    /// freezing fusions leave float16 and float64 alone).
+    Packable,
     /// Every type.
     Any,
 }
@@ -30,6 +33,7 @@ impl Accept {
             Accept::Float => s.is_float(),
             Accept::Numeric => !s.is_bool(),
             Accept::IntOrBool => !s.is_float(),
+            Accept::Packable => matches!(s, ScalarType::F32 | ScalarType::BF16),
             Accept::Any => true,
         }
     }
@@ -193,6 +197,10 @@ pub struct TorchOp {
     /// pattern functions; `dlcfuzz bench patterns --target torch_compile_cpu` measures how
     /// often each fires.
     pub aims: Option<&'static str>,
+    /// Whether the aim fires only under freezing (`torch._inductor.config.freezing` with the
+    /// rows' weights held as module parameters, which Inductor then folds as constants):
+    /// the CPU's oneDNN weight prepacking and fusions, and binary folding.
+    pub frozen: bool,
 }
 
 const fn row(
@@ -211,6 +219,7 @@ const fn row(
         template,
         jumps: false,
         aims: None,
+        frozen: false,
     }
 }
 
@@ -230,13 +239,20 @@ impl TorchOp {
         self
     }
 
+    /// [`aims`](Self::aims) at an optimization that fires only under freezing.
+    const fn aims_frozen(mut self, fired: &'static str) -> TorchOp {
+        self.aims = Some(fired);
+        self.frozen = true;
+        self
+    }
+
     /// Whether the fired optimization `fired` is the one the row aims at.
     pub fn hits(&self, fired: &str) -> bool {
         self.aims.is_some_and(|aim| fired.starts_with(aim))
     }
 }
 
-use Accept::{Any, Float, IntOrBool, Numeric};
+use Accept::{Any, Float, IntOrBool, Numeric, Packable};
 use Family::*;
 
 /// The torch-only rows.
@@ -416,6 +432,15 @@ fn torch_only() -> Vec<TorchOp> {
         row("mm_int8_weight", Mm, Float, Out::Same, "(torch.mm({0}, ({1} * 8).clamp(-127, 127).to(torch.int8).to({0}.dtype)) * {2})").aims("pattern:CallFunction_prims.convert_element_type.default"),
         row("mm_uint8_weight", Mm, Float, Out::Same, "torch.mm({0}, ({1}.abs() * 8).clamp(max=255).to(torch.uint8).to({0}.dtype))").aims("pattern:CallFunction_prims.convert_element_type.default"),
         row("bmm_transposed", Bmm, Float, Out::Same, "torch.bmm({1}.transpose(1, 2), {0}.transpose(1, 2)).transpose(1, 2)").aims("pattern:CallFunction_aten.bmm.default"),
+        // Shaped like the freezing passes' patterns (fx_passes/mkldnn_fusion.py's unary and
+        // binary fusions, binary_folding.py), written after test_mkldnn_pattern_matcher.py's
+        // modules: they fire only on frozen weights.
+        row("conv2d_pointwise", conv(2, false), Packable, Out::Same, "{c:torch.relu|torch.sigmoid|torch.tanh|torch.nn.functional.silu|torch.nn.functional.hardswish|torch.nn.functional.gelu|torch.nn.functional.relu6|torch.nn.functional.leaky_relu}(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}))").aims_frozen("inductor:mkldnn_unary_fusion"),
+        row("conv3d_pointwise", conv(3, false), Packable, Out::Same, "{c:torch.relu|torch.sigmoid|torch.nn.functional.hardswish|torch.nn.functional.gelu}(torch.nn.functional.conv3d({0}, {1}, {2}, {conv}))").aims_frozen("inductor:mkldnn_unary_fusion"),
+        row("conv_transpose2d_pointwise", conv(2, true), Packable, Out::Same, "{c:torch.relu|torch.sigmoid|torch.tanh|torch.nn.functional.hardswish}(torch.nn.functional.conv_transpose2d({0}, {1}, {2}, {conv}))").aims_frozen("inductor:mkldnn_unary_fusion"),
+        row("conv2d_sum", conv(2, false), Packable, Out::Same, "{c:torch.relu|torch.nn.functional.silu|torch.clone}(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}) + torch.nn.functional.conv2d({0}, {1}.flip(0), None, {conv}))").aims_frozen("inductor:mkldnn_conv_binary_unary_fusion"),
+        row("linear_pointwise", Linear, Packable, Out::Same, "{c:torch.relu|torch.sigmoid|torch.tanh|torch.nn.functional.gelu|torch.nn.functional.silu}(torch.nn.functional.linear({0}, {1}, {2}))").aims_frozen("inductor:mkldnn_linear_weight_pack"),
+        row("conv2d_affine", conv(2, false), Packable, Out::Same, "(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}) {c:*|/} {f:0.25:2} {c:+|-} {f:-1:1})").aims_frozen("inductor:binary_folding_conv"),
     ]
 }
 
@@ -449,6 +474,7 @@ fn derived() -> Vec<TorchOp> {
             template: Box::leak(template.into_boxed_str()),
             jumps: u.jumps.is_some(),
             aims: None,
+            frozen: false,
         })
     });
     let binary = crate::ops::binary::table().iter().filter_map(|b| {
@@ -473,6 +499,7 @@ fn derived() -> Vec<TorchOp> {
             template: Box::leak(template.into_boxed_str()),
             jumps: out == Out::Bool,
             aims: None,
+            frozen: false,
         })
     });
     unary.chain(binary).collect()

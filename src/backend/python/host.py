@@ -223,6 +223,26 @@ def _batched(main):
     return entry
 
 
+def _holding_weights(torch, main, xs, slots):
+    """A module that holds the inputs at `slots` as parameters (no gradient), as a model holds
+    its trained state, and calls `main` with them in their places; and the other inputs, its
+    arguments. Under freezing Inductor folds parameters as constants (weight prepacking,
+    convolution fusions, binary folding), which it never does with arguments."""
+    order = [(k in slots, slots.index(k) if k in slots else k - sum(s < k for s in slots))
+             for k in range(len(xs))]
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.held = torch.nn.ParameterList(
+                [torch.nn.Parameter(xs[k], requires_grad=False) for k in slots])
+
+        def forward(self, *free):
+            return main(*[self.held[i] if held else free[i] for held, i in order])
+
+    return Model(), [x for k, x in enumerate(xs) if k not in slots]
+
+
 def _define(source):
     """The program's module. A real module: Dynamo resolves a function's globals through
     sys.modules[__name__]."""
@@ -405,7 +425,8 @@ def torch_program(req, blobs):
     `compile` ({backend, options, dynamic, batches, config, mode, no_grad}): torch.compile of
     `main` (with the backend's `options`, or its `mode`) called once (no batches) or of a
     batched `main` on each batch size, Inductor's `config` patched, under `torch.no_grad()`
-    when `no_grad`."""
+    when `no_grad`. `weights` (input positions; forward, compiled once): `main` in a module
+    that holds those inputs as parameters."""
     torch, runs, main, xs = _program(req, blobs)
     spec = req.get("compile")
     if main is not None and spec:
@@ -416,7 +437,9 @@ def torch_program(req, blobs):
         backward, seed = bool(req.get("backward")), int(req.get("seed", 0))
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
-        fn = _batched(main) if batches else main
+        fn, args = (_batched(main) if batches else main), xs
+        if req.get("weights") and not batches and not backward:
+            fn, args = _holding_weights(torch, main, xs, req["weights"])
         if backend == "openvino":
             _forget_openvino_options()
         # torch.compile takes a mode or options, not both.
@@ -429,7 +452,7 @@ def torch_program(req, blobs):
         before = _counter_snapshot(torch)
         with grad, inductor_config.patch(patch) if patch else contextlib.nullcontext():
             if not batches:
-                runs.record(f"compile:{backend}", lambda: _run(torch, compiled, xs, backward, seed))
+                runs.record(f"compile:{backend}", lambda: _run(torch, compiled, args, backward, seed))
             for batch in batches:
                 stacked = [torch.stack([x] * batch) for x in xs]
                 name = f"compile:{backend}:batch{batch}"

@@ -59,11 +59,13 @@ verdict()
 /// A torch.compile reproducer: `source` (defining `main`, with the `DT_*` type globals) on
 /// `inputs` (carrier values and the torch types they are cast to), eager vs
 /// `torch.compile` in `mode` (dynamic shapes; backward: gradients of a seeded random-weighted
-/// sum of the outputs; recompile: a batched `main` on batch sizes 1 and 2), each output
+/// sum of the outputs; recompile: a batched `main` on batch sizes 1 and 2; otherwise the
+/// inputs at `weights` held as module parameters, as the campaign compiled them), each output
 /// compared within its type's tolerance.
 pub fn torch_compile(
     source: &str,
     inputs: &[(&Tensor, ScalarType)],
+    weights: &[usize],
     mode: Mode,
     device: &str,
     compiler: Compiler,
@@ -90,6 +92,8 @@ print("release: torch", torch.__version__)
 {inputs}
 TYPES = {types:?}
 DYNAMIC, BACKWARD, RECOMPILE = {dynamic}, {backward}, {recompile}
+# Inputs the compiled program holds as module parameters (a model's weights).
+WEIGHTS = {weights:?}
 # Inductor's configuration as the fuzzer compiled with it (mode, config patch, no_grad).
 MODE, CONFIG, NO_GRAD = {compile_mode}, json.loads({config:?}), {no_grad}
 {tolerance}
@@ -114,6 +118,19 @@ def run(fn):
     return [o.detach() for o in outs] + [torch.zeros_like(x) if d is None else d for x, d in zip(wrt, grads)]
 
 
+class Model(torch.nn.Module):
+    """`main` with the inputs at WEIGHTS held as parameters, called with the others."""
+
+    def __init__(self):
+        super().__init__()
+        self.held = torch.nn.ParameterList([torch.nn.Parameter(xs[k], requires_grad=False) for k in WEIGHTS])
+        self.order = [(k in WEIGHTS, WEIGHTS.index(k) if k in WEIGHTS else k - sum(w < k for w in WEIGHTS))
+                      for k in range(len(xs))]
+
+    def forward(self, *free):
+        return main(*[self.held[i] if held else free[i] for held, i in self.order])
+
+
 def batched(*xs):
     outs = [main(*[x[b] for x in xs]) for b in range(xs[0].shape[0])]
     return tuple(torch.stack([o[k] for o in outs]) for k in range(len(outs[0])))
@@ -136,6 +153,9 @@ def check():
             for batch in (1, 2):
                 result = compiled(*[torch.stack([x] * batch) for x in xs])
                 compare(f"batch {{batch}}", eager, [r[batch - 1] for r in result])
+        elif WEIGHTS:
+            compiled = torch.compile(Model(), backend=backend, dynamic=DYNAMIC, **kwargs)
+            compare("compiled", eager, run(lambda *a: compiled(*[a[k] for k in range(len(a)) if k not in WEIGHTS])))
         else:
             compare("compiled", eager, run(torch.compile(main, backend=backend, dynamic=DYNAMIC, **kwargs)))
 {verdict}"#,
@@ -143,6 +163,11 @@ def check():
         dynamic = py(mode.dynamic),
         backward = py(mode.backward),
         recompile = py(mode.recompile),
+        weights = if mode.weights_as_parameters() {
+            weights
+        } else {
+            &[]
+        },
         compile_mode = mode
             .setting
             .compile_mode()

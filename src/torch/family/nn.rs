@@ -8,9 +8,10 @@ use crate::mutate::program::{Var, VarType};
 use crate::torch::builder::{shape_literal, Values};
 use crate::torch::ops::{Accept, TorchOp};
 
-/// A float value reshaped to rank `rank` (picked among ranks `1..=4`).
-fn float_of_rank(b: &mut Builder, rank: usize) -> Option<(Var, VarType)> {
-    let x = b.pick(Accept::Float, 1..=4)?;
+/// A value of a type `row` accepts (a float type), reshaped to rank `rank` (picked among
+/// ranks `1..=4`).
+fn float_of_rank(row: &TorchOp, b: &mut Builder, rank: usize) -> Option<(Var, VarType)> {
+    let x = b.pick(row.accept, 1..=4)?;
     let x = b.to_rank(&x, rank)?;
     let ty = b.ty(&x);
     Some((x, ty))
@@ -18,7 +19,7 @@ fn float_of_rank(b: &mut Builder, rank: usize) -> Option<(Var, VarType)> {
 
 /// A weight of `scalar` type and `shape`.
 fn weight(b: &mut Builder, scalar: ScalarType, shape: Vec<usize>) -> Var {
-    b.param(VarType::new(scalar, shape), Values::Any)
+    b.weight(VarType::new(scalar, shape), Values::Any)
 }
 
 /// `matmul`, `mm`/`addmm`, `bmm`/`baddbmm`, `linear` and `einsum` with a new weight.
@@ -26,14 +27,14 @@ pub fn linear_algebra(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     use crate::torch::ops::Family::*;
     let n = b.int(1, 5) as usize;
     let (x, tx) = match row.family {
-        Mm => float_of_rank(b, 2)?,
-        Bmm => float_of_rank(b, 3)?,
+        Mm => float_of_rank(row, b, 2)?,
+        Bmm => float_of_rank(row, b, 3)?,
         Einsum => {
             let rank = b.int(2, 3) as usize;
-            float_of_rank(b, rank)?
+            float_of_rank(row, b, rank)?
         }
         _ => {
-            let x = b.pick(Accept::Float, 1..=4)?;
+            let x = b.pick(row.accept, 1..=4)?;
             let t = b.ty(&x);
             (x, t)
         }
@@ -83,18 +84,22 @@ pub fn linear_algebra(row: &TorchOp, b: &mut Builder) -> Option<Var> {
 /// keys `[.., L, D]`, new values `[.., L, E]` and, when the template reads `{3}`, a new
 /// additive mask `[S, L]`: the result is `[.., S, E]`.
 pub fn attention(row: &TorchOp, b: &mut Builder, rank: usize) -> Option<Var> {
-    let (queries, ty) = float_of_rank(b, rank)?;
+    let (queries, ty) = float_of_rank(row, b, rank)?;
     let s = ty.scalar;
     let (batch, tail) = ty.shape.split_at(rank - 2);
     let (rows, depth) = (tail[0], tail[1]);
     let length = b.int(1, 5) as usize;
     let width = b.int(1, 5) as usize;
     let shape = |last: [usize; 2]| batch.iter().copied().chain(last).collect::<Vec<_>>();
-    let mut args = vec![queries];
-    args.push(weight(b, s, shape([length, depth])));
-    args.push(weight(b, s, shape([length, width])));
+    // Keys, values and mask are data, not trained state.
+    let mut data = |shape| b.param(VarType::new(s, shape), Values::Any);
+    let mut args = vec![
+        queries,
+        data(shape([length, depth])),
+        data(shape([length, width])),
+    ];
     if row.template.contains("{3}") {
-        args.push(weight(b, s, vec![rows, length]));
+        args.push(data(vec![rows, length]));
     }
     let t = template(row, b, &args);
     b.emit(t, args, VarType::new(s, shape([rows, width])), false, true)
@@ -114,7 +119,7 @@ fn windows(size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> O
 
 /// `conv{1,2,3}d` and `conv_transpose{1,2}d` with new weight and bias.
 pub fn conv(row: &TorchOp, b: &mut Builder, dims: usize, transposed: bool) -> Option<Var> {
-    let (x, tx) = float_of_rank(b, dims + 2)?;
+    let (x, tx) = float_of_rank(row, b, dims + 2)?;
     let c = tx.shape[1];
     let groups = if c > 1 && b.flip() {
         if c % 2 == 0 && b.flip() {
@@ -168,7 +173,7 @@ pub fn conv(row: &TorchOp, b: &mut Builder, dims: usize, transposed: bool) -> Op
 
 /// `max_pool`/`avg_pool` with kernel, stride, padding, dilation (max only) and ceil mode.
 pub fn pool(row: &TorchOp, b: &mut Builder, dims: usize, average: bool) -> Option<Var> {
-    let (x, tx) = float_of_rank(b, dims + 2)?;
+    let (x, tx) = float_of_rank(row, b, dims + 2)?;
     let k = b.int(1, 3) as usize;
     let s = b.int(1, 2) as usize;
     let p = b.int(0, (k / 2) as i64) as usize;
@@ -197,7 +202,7 @@ pub fn pool(row: &TorchOp, b: &mut Builder, dims: usize, average: bool) -> Optio
 
 /// Adaptive pooling to a drawn size (up to two more than the input's).
 pub fn adaptive_pool(row: &TorchOp, b: &mut Builder, dims: usize) -> Option<Var> {
-    let (x, tx) = float_of_rank(b, dims + 2)?;
+    let (x, tx) = float_of_rank(row, b, dims + 2)?;
     let size: Vec<usize> = tx.shape[2..]
         .iter()
         .map(|i| b.int(1, *i as i64 + 2) as usize)
@@ -209,7 +214,7 @@ pub fn adaptive_pool(row: &TorchOp, b: &mut Builder, dims: usize) -> Option<Var>
 
 /// `interpolate` by size or by a (possibly non-integer) scale factor, in a drawn mode.
 pub fn interpolate(row: &TorchOp, b: &mut Builder, dims: usize) -> Option<Var> {
-    let (x, tx) = float_of_rank(b, dims + 2)?;
+    let (x, tx) = float_of_rank(row, b, dims + 2)?;
     let modes: &[&str] = if dims == 1 {
         &["nearest", "nearest-exact", "linear"]
     } else {
@@ -309,7 +314,7 @@ pub fn norm(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     let args = match row.name {
         "batch_norm" => {
             let mean = weight(b, s, vec![c]);
-            let var = b.param(VarType::new(s, vec![c]), Values::Positive);
+            let var = b.weight(VarType::new(s, vec![c]), Values::Positive);
             let (w, bias) = (weight(b, s, vec![c]), weight(b, s, vec![c]));
             vec![x, w, bias, mean, var]
         }
