@@ -120,6 +120,22 @@ pub struct NewestCheck {
     pub output: String,
 }
 
+/// Whether a reproducer that exited (`success`: with 0) printing `text` broke rather than
+/// judged. Python exits with 1 on an uncaught exception too: a traceback means the script
+/// broke, unless the script asserts its bug (`assert not wrong, …`: an AssertionError) or
+/// printed its own verdict line (`reproduced` / `not reproduced`, as dlcfuzz's Python-hosted
+/// reproducers do): the compilers log tracebacks of the errors they then raise (AOT
+/// Autograd's compile failure warning), which the script catches and judges.
+fn script_broke(success: bool, text: &str) -> bool {
+    let judged = text
+        .lines()
+        .any(|l| matches!(l.trim(), "reproduced" | "not reproduced"));
+    !success
+        && !judged
+        && text.contains("Traceback (most recent call last)")
+        && !text.contains("AssertionError")
+}
+
 /// Runs `dir/repro.py` in `env` (the newest release, whatever release the campaign tested)
 /// and says whether the bug is still live there. `Err` when the script cannot run at all.
 pub fn recheck_on_newest(
@@ -163,13 +179,7 @@ pub fn recheck_on_newest(
         .unwrap_or(&env.release)
         .trim()
         .to_string();
-    // Python exits with 1 on an uncaught exception too: a traceback means the script broke.
-    // A script that asserts its bug (`assert not wrong, …`) shows it with an AssertionError;
-    // any other traceback is the script failing.
-    if !status.success()
-        && text.contains("Traceback (most recent call last)")
-        && !text.contains("AssertionError")
-    {
+    if script_broke(status.success(), &text) {
         return Err(format!("repro.py failed:\n{output}"));
     }
     // 0: not reproduced; 1: the bug shows; a signal or another status: the process itself
@@ -193,6 +203,21 @@ mod tests {
             detail: String::new(),
             blame: None,
         }
+    }
+
+    #[test]
+    fn a_traceback_the_compiler_logged_before_the_scripts_verdict_is_not_a_broken_script() {
+        let logged = "W1128 graph_compile.py:2484] Traceback (most recent call last):\n\
+                      W1128 KeyError: 'buf2'\n\
+                      torch._inductor.exc.InductorError: KeyError: 'buf2'\nreproduced\n";
+        assert!(!script_broke(false, logged));
+        let broken = "Traceback (most recent call last):\nNameError: name 'false' is not defined\n";
+        assert!(script_broke(false, broken));
+        assert!(!script_broke(
+            false,
+            "Traceback (most recent call last):\nAssertionError: wrong\n"
+        ));
+        assert!(!script_broke(true, broken));
     }
 
     #[test]
