@@ -108,6 +108,39 @@ impl SurfaceTest {
         }
     }
 
+    /// The test with output `k`'s path exposed: the results of the rows output `k` depends
+    /// on (top-level statements, in program order) appended to its outputs, with those
+    /// results' variables. `None` for a gradient or an output that no earlier row feeds.
+    pub fn exposing_path(&self, k: usize) -> Option<(SurfaceTest, Vec<Var>)> {
+        let out = self.program.outputs.get(k)?;
+        let mut needed: BTreeSet<Var> = BTreeSet::from([out.clone()]);
+        for stmt in self.program.body.iter().rev() {
+            let touched = stmt.defs().into_iter().chain(stmt.mutates());
+            if touched.into_iter().any(|v| needed.contains(&v)) {
+                needed.extend(stmt.reads());
+            }
+        }
+        let path: Vec<Var> = self
+            .program
+            .body
+            .iter()
+            .filter_map(|stmt| match stmt {
+                Stmt::Let { var, .. }
+                    if var != out && needed.contains(var) && self.producers.contains_key(var) =>
+                {
+                    Some(var.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        if path.is_empty() {
+            return None;
+        }
+        let mut exposed = self.clone();
+        exposed.program.outputs.extend(path.iter().cloned());
+        Some((exposed, path))
+    }
+
     /// The request running the program's Python source: the parameters travel in their
     /// carrier types and are cast to their torch types in the host.
     pub fn request(&self, source: &str, device: &str, extra: Value) -> Frame {
@@ -134,6 +167,72 @@ impl SurfaceTest {
         frame.header = header;
         frame
     }
+}
+
+/// Of an exposed test's `path` (its outputs from position `first` on, see
+/// [`SurfaceTest::exposing_path`]), the earliest value the candidate run (`got`, torch types
+/// `types`) computes outside its type's tolerance of eager's: the row and the variable that
+/// first go wrong on the way to a wrong output, which names the bug better than the output's
+/// own row (a wrong `atan2` read by a convolution and an `asinh` is an `atan2` bug).
+pub fn first_wrong(
+    exposed: &SurfaceTest,
+    path: &[Var],
+    first: usize,
+    eager: &[Tensor],
+    got: &[Tensor],
+    types: &[Option<ScalarType>],
+) -> Option<(&'static str, Var)> {
+    let tolerances = exposed.tolerances(types);
+    path.iter().enumerate().find_map(|(i, var)| {
+        let k = first + i;
+        let scalar = tolerances.get(k).copied().unwrap_or(ScalarType::F32);
+        let wrong = match (got.get(k), eager.get(k)) {
+            (Some(g), Some(e)) => error(g, e, scalar) > 1.0,
+            _ => false,
+        };
+        let row = exposed.producers.get(var).copied();
+        row.filter(|_| wrong).map(|row| (row, var.clone()))
+    })
+}
+
+/// The clause a finding's detail gets for the row [`locate_first_wrong`] found (empty for
+/// none).
+pub fn first_wrong_clause(first: Option<&(&'static str, Var)>) -> String {
+    first.map_or(String::new(), |(row, var)| {
+        format!("; the first wrong value on its path: `{var}` ({row})")
+    })
+}
+
+/// Localizes a wrong output `k` of `test` to the row whose value first goes wrong on its
+/// path ([`first_wrong`]): `send` runs the exposed test's source as a request (eager first),
+/// `candidate` names the run to compare with eager. `None` when nothing on the path is wrong
+/// alone (the bug needs the output computed as it was) or a run fails.
+pub fn locate_first_wrong(
+    test: &SurfaceTest,
+    k: usize,
+    send: impl FnOnce(&SurfaceTest, &str) -> Option<Frame>,
+    candidate: impl Fn(&str) -> bool,
+) -> Option<(&'static str, Var)> {
+    let (exposed, path) = test.exposing_path(k)?;
+    let source = render(&exposed.program, Dialect::Python);
+    let response = send(&exposed, &source)?;
+    let named = runs(&response).ok()?;
+    let Some((_, Run::Outputs(eager))) = named.first() else {
+        return None;
+    };
+    let got = named.iter().skip(1).find_map(|(n, r)| match r {
+        Run::Outputs(o) if candidate(n) => Some(o),
+        _ => None,
+    })?;
+    let types = run_dtypes(&response, 0);
+    first_wrong(
+        &exposed,
+        &path,
+        test.program.outputs.len(),
+        eager,
+        got,
+        &types,
+    )
 }
 
 /// Perturbations of the conditioning runs, in ulps of each float parameter's type.
@@ -474,6 +573,78 @@ mod tests {
 
     const F32: [Option<ScalarType>; 1] = [Some(ScalarType::F32)];
     const TOL: [ScalarType; 1] = [ScalarType::F32];
+
+    /// `a = atan2(p, p)`, `b` an adapter reshape of `a`, `c = asinh(b)`, and `d = exp(p)`
+    /// beside them; outputs `c` and `d`.
+    fn atan2_then_asinh() -> SurfaceTest {
+        use crate::mutate::program::testing::call;
+        use crate::mutate::program::VarType;
+        let mut program = Program {
+            params: vec!["p".into()],
+            outputs: vec!["c".into(), "d".into()],
+            ..Program::default()
+        };
+        for (var, template, arg) in [
+            ("a", "torch.atan2({0}, {0})", "p"),
+            ("b", "{0}.reshape([1])", "a"),
+            ("c", "torch.asinh({0})", "b"),
+            ("d", "torch.exp({0})", "p"),
+        ] {
+            let call = call(template, &[arg]);
+            program.body.push(Stmt::Let {
+                var: var.into(),
+                call,
+            });
+        }
+        for var in ["p", "a", "b", "c", "d"] {
+            program
+                .types
+                .insert(var.into(), VarType::new(ScalarType::F32, vec![1]));
+        }
+        let producers = [("a", "atan2"), ("c", "Asinh"), ("d", "exp")];
+        SurfaceTest {
+            program,
+            applied: Vec::new(),
+            ops: vec!["atan2", "Asinh", "exp"],
+            producers: producers.map(|(v, r)| (v.to_string(), r)).into(),
+            component_of: BTreeMap::new(),
+            weights: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn a_wrong_output_is_named_by_the_first_row_on_its_path_that_goes_wrong() {
+        let test = atan2_then_asinh();
+        let (exposed, path) = test.exposing_path(0).expect("c reads a row's result");
+        assert_eq!(
+            path,
+            vec!["a".to_string()],
+            "the adapter and the output itself are not exposed"
+        );
+        assert_eq!(exposed.program.outputs, ["c", "d", "a"]);
+        assert!(test.exposing_path(1).is_none(), "d reads only a parameter");
+        let send = |wrong_atan2: bool| {
+            move |exposed: &SurfaceTest, _: &str| {
+                assert_eq!(exposed.program.outputs.len(), 3);
+                let pi = std::f32::consts::PI;
+                let a = if wrong_atan2 { -pi } else { pi };
+                let c = if wrong_atan2 { -1.86 } else { 1.86 };
+                let eager = vec![t(&[1.86]), t(&[2.0]), t(&[pi])];
+                Some(response(&[
+                    ("eager", eager),
+                    ("ort", vec![t(&[c]), t(&[2.0]), t(&[a])]),
+                ]))
+            }
+        };
+        let found = locate_first_wrong(&test, 0, send(true), |run| run == "ort");
+        assert_eq!(found, Some(("atan2", "a".to_string())));
+        assert!(first_wrong_clause(found.as_ref()).contains("`a` (atan2)"));
+        // Right on the way: the output's own row stays the name.
+        assert_eq!(
+            locate_first_wrong(&test, 0, send(false), |run| run == "ort"),
+            None
+        );
+    }
 
     #[test]
     fn a_float32_output_behind_a_float16_stage_is_judged_by_float16s_tolerance() {

@@ -21,7 +21,8 @@
 use super::compile_mode::{Compiler, Mode, Setting};
 use super::hosted::{call, covered, stage_failure};
 use super::surface::{
-    judge_against_eager, run_dtypes, Judged, SurfaceSource, SurfaceTest, PERTURBATIONS,
+    first_wrong_clause, judge_against_eager, locate_first_wrong, run_dtypes, Judged, SurfaceSource,
+    SurfaceTest, PERTURBATIONS,
 };
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
@@ -30,6 +31,7 @@ use crate::gen::{padded_head, TestCase};
 use crate::ir::ScalarType;
 use crate::mutate::program::render::{render, Dialect};
 use crate::mutate::program::resolve::loops_as_comprehensions;
+use crate::mutate::program::Var;
 use crate::oracle::accuracy::error;
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::program::Outline;
@@ -438,18 +440,43 @@ impl TorchCompileHarness {
         } else {
             detail
         };
-        let detail = format!("{detail}{}", self.buffer_blame(test, mode, name, k));
+        let first = match what {
+            "value" => self.first_wrong_row(test, mode, name, k),
+            _ => None,
+        };
+        let detail = format!(
+            "{detail}{}{}",
+            self.buffer_blame(test, mode, name, k),
+            first_wrong_clause(first.as_ref())
+        );
+        let row = first.as_ref().map_or(test.producer(k), |(row, _)| row);
         Verdict::Found(Finding {
             kind: FindingKind::Inconsistency,
             level: name.to_string(),
             signature: format!(
-                "inconsistency:{BACKEND}:{component}:{}:{what}:{}",
+                "inconsistency:{BACKEND}:{component}:{}:{what}:{row}",
                 mode.label(),
-                test.producer(k)
             ),
             detail: format!("{name} against eager: {detail}"),
             blame: None,
         })
+    }
+
+    /// The row whose value first goes wrong on output `k`'s path, compiled and run as run
+    /// `name` was with that path's values as outputs ([`locate_first_wrong`]).
+    fn first_wrong_row(
+        &self,
+        test: &SurfaceTest,
+        mode: Mode,
+        name: &str,
+        k: usize,
+    ) -> Option<(&'static str, Var)> {
+        let spec = self.compile_spec(mode, self.compiler.backend(), &json!({}));
+        let send = |exposed: &SurfaceTest, source: &str| {
+            let request = self.request(exposed, source, mode, json!({"compile": spec}));
+            self.timed_call("localize", &request).ok()
+        };
+        locate_first_wrong(test, k, send, |run| run == name)
     }
 
     /// For a program that fills buffers in for-loops (operator resolution's loop form):

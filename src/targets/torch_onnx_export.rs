@@ -20,7 +20,8 @@
 
 use super::hosted::{call, covered, stage_failure};
 use super::surface::{
-    judge_against_eager, run_dtypes, Judged, SurfaceSource, SurfaceTest, PERTURBATIONS,
+    first_wrong_clause, judge_against_eager, locate_first_wrong, run_dtypes, Judged, SurfaceSource,
+    SurfaceTest, PERTURBATIONS,
 };
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun};
 use crate::backend::python::frame::Frame;
@@ -28,6 +29,7 @@ use crate::backend::python::{coverage, request_timeout, runs, HostConfig, Python
 use crate::gen::TestCase;
 use crate::ir::{ScalarType, Tensor};
 use crate::mutate::program::render::{render, Dialect};
+use crate::mutate::program::Var;
 use crate::oracle::accuracy::error;
 use crate::oracle::{Finding, FindingKind, Skip, Verdict};
 use crate::reduce::program::Outline;
@@ -286,19 +288,38 @@ impl OnnxExportHarness {
                     "dtype" | "arity" => "exporter",
                     _ => self.localize(test, &source, outputs, &types, k),
                 };
+                let first = match what {
+                    "value" => self.first_wrong_row(test, k),
+                    _ => None,
+                };
+                let row = first.as_ref().map_or(test.producer(k), |(row, _)| row);
                 Verdict::Found(Finding {
                     kind: FindingKind::Inconsistency,
                     level: "ort".into(),
-                    signature: format!(
-                        "inconsistency:{BACKEND}:{component}:{what}:{}",
-                        test.producer(k)
+                    signature: format!("inconsistency:{BACKEND}:{component}:{what}:{row}"),
+                    detail: format!(
+                        "ONNX Runtime on the exported model against eager: {detail}{}",
+                        first_wrong_clause(first.as_ref())
                     ),
-                    detail: format!("ONNX Runtime on the exported model against eager: {detail}"),
                     blame: None,
                 })
             }
         };
         (verdict, model)
+    }
+
+    /// The row whose value first goes wrong on output `k`'s path, exported and run by ONNX
+    /// Runtime with that path's values as outputs ([`locate_first_wrong`]).
+    fn first_wrong_row(&self, test: &SurfaceTest, k: usize) -> Option<(&'static str, Var)> {
+        let send = |exposed: &SurfaceTest, source: &str| {
+            call(
+                &self.host,
+                BACKEND,
+                &self.request(exposed, source, json!({})),
+            )
+            .ok()
+        };
+        locate_first_wrong(test, k, send, |name| name == "ort")
     }
 
     /// Who is at fault for output `k`: `onnxruntime` when the `onnx` reference
