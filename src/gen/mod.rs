@@ -35,8 +35,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// Version 10: that probe reads a float argument wherever the row takes one. Version 11:
 /// torch.compile's mode byte draws Inductor's configuration from its top two bits.
 /// Version 12: the torch surface's attention row and the rows aimed at Inductor's
-/// pattern-matcher rewrites take their share of the row draws.
-pub const DECODER_VERSION: u32 = 12;
+/// pattern-matcher rewrites take their share of the row draws. Version 13: the six rows
+/// aimed at Inductor's freezing passes take theirs.
+pub const DECODER_VERSION: u32 = 13;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 
