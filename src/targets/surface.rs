@@ -115,8 +115,8 @@ impl SurfaceTest {
         let out = self.program.outputs.get(k)?;
         let mut needed: BTreeSet<Var> = BTreeSet::from([out.clone()]);
         for stmt in self.program.body.iter().rev() {
-            let touched = stmt.defs().into_iter().chain(stmt.mutates());
-            if touched.into_iter().any(|v| needed.contains(&v)) {
+            let mut touched = stmt.defs().into_iter().chain(stmt.mutates());
+            if touched.any(|v| needed.contains(&v)) {
                 needed.extend(stmt.reads());
             }
         }
@@ -174,7 +174,7 @@ impl SurfaceTest {
 /// `types`) computes outside its type's tolerance of eager's: the row and the variable that
 /// first go wrong on the way to a wrong output, which names the bug better than the output's
 /// own row (a wrong `atan2` read by a convolution and an `asinh` is an `atan2` bug).
-pub fn first_wrong(
+fn first_wrong(
     exposed: &SurfaceTest,
     path: &[Var],
     first: usize,
@@ -190,8 +190,8 @@ pub fn first_wrong(
             (Some(g), Some(e)) => error(g, e, scalar) > 1.0,
             _ => false,
         };
-        let row = exposed.producers.get(var).copied();
-        row.filter(|_| wrong).map(|row| (row, var.clone()))
+        // Every variable of the path is a row's result (`exposing_path`).
+        wrong.then(|| (exposed.producers[var], var.clone()))
     })
 }
 
@@ -204,7 +204,7 @@ pub fn first_wrong_clause(first: Option<&(&'static str, Var)>) -> String {
 }
 
 /// Localizes a wrong output `k` of `test` to the row whose value first goes wrong on its
-/// path ([`first_wrong`]): `send` runs the exposed test's source as a request (eager first),
+/// path (`first_wrong`): `send` runs the exposed test's source as a request (eager first),
 /// `candidate` names the run to compare with eager. `None` when nothing on the path is wrong
 /// alone (the bug needs the output computed as it was) or a run fails.
 pub fn locate_first_wrong(

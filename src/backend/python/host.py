@@ -224,12 +224,10 @@ def _batched(main):
 
 
 def _holding_weights(torch, main, xs, slots):
-    """A module that holds the inputs at `slots` as parameters (no gradient), as a model holds
-    its trained state, and calls `main` with them in their places; and the other inputs, its
-    arguments. Under freezing Inductor folds parameters as constants (weight prepacking,
-    convolution fusions, binary folding), which it never does with arguments."""
-    order = [(k in slots, slots.index(k) if k in slots else k - sum(s < k for s in slots))
-             for k in range(len(xs))]
+    """A module that holds the inputs at `slots` (ascending) as parameters (no gradient), as a
+    model holds its trained state, and calls `main` with them in their places; and the other
+    inputs, its arguments. Under freezing Inductor folds parameters as constants (weight
+    prepacking, convolution fusions, binary folding), which it never does with arguments."""
 
     class Model(torch.nn.Module):
         def __init__(self):
@@ -238,7 +236,10 @@ def _holding_weights(torch, main, xs, slots):
                 [torch.nn.Parameter(xs[k], requires_grad=False) for k in slots])
 
         def forward(self, *free):
-            return main(*[self.held[i] if held else free[i] for held, i in order])
+            args = list(free)
+            for k, weight in zip(slots, self.held):
+                args.insert(k, weight)
+            return main(*args)
 
     return Model(), [x for k, x in enumerate(xs) if k not in slots]
 
@@ -425,8 +426,8 @@ def torch_program(req, blobs):
     `compile` ({backend, options, dynamic, batches, config, mode, no_grad}): torch.compile of
     `main` (with the backend's `options`, or its `mode`) called once (no batches) or of a
     batched `main` on each batch size, Inductor's `config` patched, under `torch.no_grad()`
-    when `no_grad`. `weights` (input positions; forward, compiled once): `main` in a module
-    that holds those inputs as parameters."""
+    when `no_grad`. `weights` (input positions, sent only for a forward test compiled once):
+    `main` in a module that holds those inputs as parameters."""
     torch, runs, main, xs = _program(req, blobs)
     spec = req.get("compile")
     if main is not None and spec:
@@ -438,7 +439,7 @@ def torch_program(req, blobs):
         backend = spec.get("backend", "inductor")
         batches = spec.get("batches", [])
         fn, args = (_batched(main) if batches else main), xs
-        if req.get("weights") and not batches and not backward:
+        if req.get("weights"):
             fn, args = _holding_weights(torch, main, xs, req["weights"])
         if backend == "openvino":
             _forget_openvino_options()

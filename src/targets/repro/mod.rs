@@ -119,16 +119,17 @@ def run(fn):
 
 
 class Model(torch.nn.Module):
-    """`main` with the inputs at WEIGHTS held as parameters, called with the others."""
+    """`main` with the inputs at WEIGHTS (ascending) held as parameters, called with the others."""
 
     def __init__(self):
         super().__init__()
         self.held = torch.nn.ParameterList([torch.nn.Parameter(xs[k], requires_grad=False) for k in WEIGHTS])
-        self.order = [(k in WEIGHTS, WEIGHTS.index(k) if k in WEIGHTS else k - sum(w < k for w in WEIGHTS))
-                      for k in range(len(xs))]
 
     def forward(self, *free):
-        return main(*[self.held[i] if held else free[i] for held, i in self.order])
+        args = list(free)
+        for k, weight in zip(WEIGHTS, self.held):
+            args.insert(k, weight)
+        return main(*args)
 
 
 def batched(*xs):
