@@ -5,6 +5,8 @@
 //! them since opset 13. Target dimensions are solver variables, so backward insertion can
 //! match a wanted output shape.
 
+use super::eval;
+use super::eval::{Args, RefError};
 use super::shape::broadcast;
 use super::torch_form::{list, TorchForm, TorchWriter};
 use super::{
@@ -15,6 +17,7 @@ use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
+use tch::Tensor;
 
 /// Largest dimension a solver variable for an output dim may take (the generator bounds
 /// every output dim by the same value).
@@ -132,6 +135,17 @@ impl Reshape {
 }
 
 impl OpSpec for Reshape {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let size = x.size();
+        let shape = a
+            .int_values(1)?
+            .ok_or_else(|| a.fail("shape is required"))?;
+        Ok(vec![
+            x.f_reshape(reshape_target(a, &size, &shape)?.as_slice())?
+        ])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -201,6 +215,20 @@ impl OpSpec for Reshape {
 struct Flatten;
 
 impl OpSpec for Flatten {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let size = x.size();
+        let rank = size.len();
+        let axis = a.int("axis", 1);
+        let axis = if axis < 0 { axis + rank as i64 } else { axis };
+        if !(0..=rank as i64).contains(&axis) {
+            return Err(a.fail(format!("axis {axis}")));
+        }
+        let outer: i64 = size[..axis as usize].iter().product();
+        let inner: i64 = size[axis as usize..].iter().product();
+        Ok(vec![x.f_reshape([outer, inner])?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -274,6 +302,14 @@ impl Transpose {
 }
 
 impl OpSpec for Transpose {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let perm = a
+            .ints("perm")
+            .unwrap_or_else(|| (0..x.dim() as i64).rev().collect());
+        Ok(vec![x.f_permute(perm.as_slice())?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -333,6 +369,27 @@ impl OpSpec for Transpose {
 struct Squeeze;
 
 impl OpSpec for Squeeze {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let size = x.size();
+        let rank = size.len();
+        let axes: Vec<usize> = match a.int_values(1)? {
+            Some(axes) => axes
+                .iter()
+                .map(|v| eval::norm_axis(*v, rank))
+                .collect::<Result<_, _>>()?,
+            None => (0..rank).filter(|d| size[*d] == 1).collect(),
+        };
+        if axes.iter().any(|d| size[*d] != 1) {
+            return Err(a.fail("squeezing a dim that is not 1"));
+        }
+        let keep: Vec<i64> = (0..rank)
+            .filter(|d| !axes.contains(d))
+            .map(|d| size[d])
+            .collect();
+        Ok(vec![x.f_reshape(keep.as_slice())?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -428,6 +485,28 @@ impl OpSpec for Squeeze {
 struct Unsqueeze;
 
 impl OpSpec for Unsqueeze {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let size = x.size();
+        let axes = a.int_values(1)?.ok_or_else(|| a.fail("axes is required"))?;
+        let out_rank = size.len() + axes.len();
+        let axes: Vec<usize> = axes
+            .iter()
+            .map(|v| eval::norm_axis(*v, out_rank))
+            .collect::<Result<_, _>>()?;
+        let mut rest = size.iter();
+        let shape: Vec<i64> = (0..out_rank)
+            .map(|d| {
+                if axes.contains(&d) {
+                    1
+                } else {
+                    rest.next().copied().unwrap_or(1)
+                }
+            })
+            .collect();
+        Ok(vec![x.f_reshape(shape.as_slice())?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -500,6 +579,17 @@ impl OpSpec for Unsqueeze {
 struct Expand;
 
 impl OpSpec for Expand {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let size = x.size();
+        let shape = a
+            .int_values(1)?
+            .ok_or_else(|| a.fail("shape is required"))?;
+        let out = broadcast_shapes(&size, &shape)
+            .ok_or_else(|| a.fail(format!("{size:?} does not broadcast to {shape:?}")))?;
+        Ok(vec![x.f_expand(out.as_slice(), false)?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -553,6 +643,17 @@ impl OpSpec for Expand {
 struct Tile;
 
 impl OpSpec for Tile {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let reps = a
+            .int_values(1)?
+            .ok_or_else(|| a.fail("repeats is required"))?;
+        if reps.len() != x.dim() {
+            return Err(a.fail("repeats must have one entry per dim"));
+        }
+        Ok(vec![x.f_repeat(reps.as_slice())?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -606,6 +707,58 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
         Box::new(Expand),
         Box::new(Tile),
     ]
+}
+
+/// The numpy broadcast of two shapes; `None` when they do not broadcast.
+fn broadcast_shapes(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let rank = a.len().max(b.len());
+    (0..rank)
+        .map(|i| {
+            let dim = |s: &[i64]| {
+                if i + s.len() >= rank {
+                    s[i + s.len() - rank]
+                } else {
+                    1
+                }
+            };
+            match (dim(a), dim(b)) {
+                (x, y) if x == y || y == 1 => Some(x),
+                (1, y) => Some(y),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The target shape of `Reshape`: `0` copies the input dim (unless `allowzero`), one `-1` is
+/// inferred.
+fn reshape_target(a: &Args, input: &[i64], shape: &[i64]) -> Result<Vec<i64>, RefError> {
+    let allow_zero = a.int("allowzero", 0) != 0;
+    let mut out: Vec<i64> = shape
+        .iter()
+        .enumerate()
+        .map(|(j, s)| match s {
+            0 if !allow_zero => input
+                .get(j)
+                .copied()
+                .ok_or_else(|| a.fail("a 0 entry past the input rank")),
+            s => Ok(*s),
+        })
+        .collect::<Result<_, _>>()?;
+    let numel: i64 = input.iter().product();
+    let inferred: Vec<usize> = (0..out.len()).filter(|j| out[*j] == -1).collect();
+    match inferred.as_slice() {
+        [] => {}
+        [j] => {
+            let known: i64 = out.iter().filter(|d| **d != -1).product();
+            if known == 0 || numel % known != 0 {
+                return Err(a.fail("the -1 entry cannot be inferred"));
+            }
+            out[*j] = numel / known;
+        }
+        _ => return Err(a.fail("more than one -1 entry")),
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -725,5 +878,64 @@ mod tests {
             let n: i64 = x.dims.iter().map(|d| d.eval(&env).unwrap()).product();
             assert_eq!(n, 24);
         }
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use crate::ops::AttrValue;
+
+    #[test]
+    fn reshape_copies_zero_entries_and_infers_minus_one() {
+        let x = f32s(&[0.0; 24], &[2, 3, 4]);
+        let y = run1(
+            "Reshape",
+            &[],
+            vec![Some(x), Some(i64s(&[0, -1, 2], &[3]))],
+            DType::F32,
+        );
+        assert_eq!(y.size(), vec![2, 6, 2]);
+    }
+
+    #[test]
+    fn expand_broadcasts_both_ways_and_squeeze_defaults_to_ones() {
+        let x = f32s(&[1.0, 2.0, 3.0], &[3, 1]);
+        let y = run1(
+            "Expand",
+            &[],
+            vec![Some(x), Some(i64s(&[2, 1, 4], &[3]))],
+            DType::F32,
+        );
+        assert_eq!(y.size(), vec![2, 3, 4]);
+        let z = run1(
+            "Squeeze",
+            &[],
+            vec![Some(f32s(&[1.0, 2.0], &[1, 2, 1]))],
+            DType::F32,
+        );
+        assert_eq!(z.size(), vec![2]);
+        let u = run1(
+            "Unsqueeze",
+            &[],
+            vec![Some(f32s(&[1.0, 2.0], &[2])), Some(i64s(&[-1, 0], &[2]))],
+            DType::F32,
+        );
+        assert_eq!(u.size(), vec![1, 2, 1]);
+        let t = run1(
+            "Transpose",
+            &[],
+            vec![Some(f32s(&[0.0; 6], &[1, 2, 3]))],
+            DType::F32,
+        );
+        assert_eq!(t.size(), vec![3, 2, 1]);
+        let f = run1(
+            "Flatten",
+            &[("axis", AttrValue::Int(-1))],
+            vec![Some(f32s(&[0.0; 6], &[1, 2, 3]))],
+            DType::F32,
+        );
+        assert_eq!(f.size(), vec![2, 3]);
     }
 }

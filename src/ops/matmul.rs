@@ -1,6 +1,7 @@
 //! Matrix products: `MatMul` (numpy semantics, 1-D promotion and batch broadcasting) and
 //! `Gemm` (2-D, optional transposes, `alpha`/`beta`, optional broadcast bias `C`).
 
+use super::eval::{Args, RefError};
 use super::shape::broadcast;
 use super::torch_form::{TorchForm, TorchWriter};
 use super::{AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor, MAX_RANK};
@@ -8,6 +9,7 @@ use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
+use tch::Tensor;
 
 /// Types both `MatMul` and `Gemm` take (bfloat16 aside).
 const TYPES: &[DType] = &[
@@ -47,6 +49,10 @@ fn matmul_shape(a: &[Int], b: &[Int]) -> (Vec<Bool>, Vec<Int>) {
 struct MatMul;
 
 impl OpSpec for MatMul {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![a.x(0)?.f_matmul(a.x(1)?)?])
+    }
+
     fn torch_form(&self) -> Option<TorchWriter<'_>> {
         Some(TorchWriter::new(|_| {
             Ok(TorchForm::whole("torch.matmul({0}, {1})".into(), true))
@@ -128,6 +134,22 @@ fn scale(cx: &mut AttrCx) -> f32 {
 }
 
 impl OpSpec for Gemm {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let t = |x: &Tensor, attr: &str| -> Result<Tensor, RefError> {
+            Ok(if a.int(attr, 0) != 0 {
+                x.f_transpose(0, 1)?
+            } else {
+                x.shallow_clone()
+            })
+        };
+        let ab = t(a.x(0)?, "transA")?.f_matmul(&t(a.x(1)?, "transB")?)?;
+        let y = scaled(&ab, a.float("alpha", 1.0))?;
+        Ok(vec![match a.opt(2) {
+            Some(c) => y.f_add(&scaled(c, a.float("beta", 1.0))?)?,
+            None => y,
+        }])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Accumulating
     }
@@ -203,6 +225,22 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
     vec![Box::new(MatMul), Box::new(Gemm)]
 }
 
+/// `t * s`: a float scalar on floats; on integers an integral `s` multiplies exactly (and
+/// wraps), any other is applied in `f64` and truncated.
+fn scaled(t: &Tensor, s: f64) -> Result<Tensor, RefError> {
+    if t.is_floating_point() {
+        Ok(t.f_mul_scalar(s)?)
+    } else if s.fract() == 0.0 {
+        Ok(t.f_mul_scalar(s as i64)?)
+    } else {
+        let kind = t.kind();
+        Ok(t.f_to_kind(tch::Kind::Double)?
+            .f_mul_scalar(s)?
+            .f_trunc()?
+            .f_to_kind(kind)?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +302,51 @@ mod tests {
             None
         );
         assert_eq!(infer(&Gemm, &attrs, &[tensor(&[3, 4]), b]), None);
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use crate::ops::AttrValue;
+
+    #[test]
+    fn gemm_transposes_scales_and_broadcasts_c() {
+        // A is 3x2 stored transposed (transA), B is 3x2 -> A'B = (2x3)(3x2).
+        let a = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]);
+        let b = f32s(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], &[3, 2]);
+        let c = f32s(&[10.0, 20.0], &[2]);
+        let y = run1(
+            "Gemm",
+            &[
+                ("transA", AttrValue::Int(1)),
+                ("alpha", AttrValue::Float(2.0)),
+                ("beta", AttrValue::Float(0.5)),
+            ],
+            vec![Some(a), Some(b), Some(c)],
+            DType::F32,
+        );
+        // A' = [[1,3,5],[2,4,6]]; A'B = [[6,8],[8,10]]; 2 * that + [5, 10].
+        assert_eq!(values(&y), vec![17.0, 26.0, 21.0, 30.0]);
+    }
+
+    #[test]
+    fn matmul_promotes_vectors_and_broadcasts_batches() {
+        let v = f32s(&[1.0, 2.0], &[2]);
+        let m = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[2, 2, 2]);
+        let y = run1("MatMul", &[], vec![Some(v), Some(m)], DType::F32);
+        assert_eq!(
+            (y.size(), values(&y)),
+            (vec![2, 2], vec![7.0, 10.0, 19.0, 22.0])
+        );
+        let ints = i64s(&[1, 2, 3, 4], &[2, 2]);
+        let p = run1(
+            "MatMul",
+            &[],
+            vec![Some(ints.shallow_clone()), Some(ints)],
+            DType::I64,
+        );
+        assert_eq!(values(&p), vec![7.0, 10.0, 15.0, 22.0]);
     }
 }

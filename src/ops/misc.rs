@@ -1,5 +1,7 @@
 //! Where, Cast and Clip; Dropout (inference: the identity) and Shape.
 
+use super::eval::{Args, RefError};
+use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
 use super::torch_form::{TorchForm, TorchWriter};
 #[cfg(test)]
@@ -8,11 +10,16 @@ use super::{AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs,
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
+use tch::Tensor;
 
 /// `Where(cond, x, y)` with three-way broadcasting.
 struct Where;
 
 impl OpSpec for Where {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![a.x(1)?.f_where_self(a.x(0)?, a.x(2)?)?])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -46,6 +53,17 @@ impl OpSpec for Where {
 struct Cast;
 
 impl OpSpec for Cast {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        // The conversion itself is the final wrap into the output carrier (see
+        // `carrier::wrap`): floats truncate toward zero, integers wrap, anything nonzero is
+        // true. Only `u64` sources need their bit patterns read as values first.
+        Ok(vec![if a.dtype(0) == DType::U64 && a.out0().is_float() {
+            numeric::to_double(a.x(0)?, DType::U64)?
+        } else {
+            a.x(0)?.shallow_clone()
+        }])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -82,6 +100,19 @@ impl OpSpec for Cast {
 struct Clip;
 
 impl OpSpec for Clip {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let dtype = a.dtype(0);
+        let order = |t: &Tensor| numeric::ordered(t, dtype);
+        let x = order(a.x(0)?)?;
+        let lo = a.opt(1).map(order).transpose()?;
+        let hi = a.opt(2).map(order).transpose()?;
+        let y = match (lo, hi) {
+            (None, None) => x,
+            (lo, hi) => x.f_clamp_tensor(lo.as_ref(), hi.as_ref())?,
+        };
+        Ok(vec![order(&y)?])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -147,6 +178,10 @@ impl OpSpec for Clip {
 struct Dropout;
 
 impl OpSpec for Dropout {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![a.x(0)?.shallow_clone()])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -169,6 +204,10 @@ impl OpSpec for Dropout {
 struct Shape;
 
 impl OpSpec for Shape {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![Tensor::from_slice(&a.x(0)?.size())])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -232,5 +271,80 @@ mod tests {
         };
         let attrs = Cast.attrs(&mut cx, &[]);
         assert_eq!(attrs.int("to").as_const(), Some(7));
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use tch::Tensor;
+
+    #[test]
+    fn cast_truncates_floats_and_wraps_integers() {
+        let x = f32s(&[-1.75, 2.5, 300.0], &[3]);
+        assert_eq!(
+            values(&run1(
+                "Cast",
+                &[],
+                vec![Some(x.shallow_clone())],
+                DType::I32
+            )),
+            vec![-1.0, 2.0, 300.0]
+        );
+        assert_eq!(
+            values(&run1("Cast", &[], vec![Some(x.shallow_clone())], DType::U8)),
+            vec![255.0, 2.0, 44.0]
+        );
+        assert_eq!(
+            values(&run1("Cast", &[], vec![Some(x)], DType::Bool)),
+            vec![1.0, 1.0, 1.0]
+        );
+        let i = i64s(&[-1, 70000], &[2]);
+        assert_eq!(
+            values(&run1("Cast", &[], vec![Some(i)], DType::U16)),
+            vec![65535.0, 4464.0]
+        );
+    }
+
+    #[test]
+    fn clip_with_absent_bounds() {
+        let x = f32s(&[-3.0, 0.0, 3.0], &[3]);
+        let lo = Some(f32s(&[-1.0], &[]));
+        let hi = Some(f32s(&[2.0], &[]));
+        let only_hi = run1(
+            "Clip",
+            &[],
+            vec![
+                Some(x.shallow_clone()),
+                None,
+                hi.as_ref().map(Tensor::shallow_clone),
+            ],
+            DType::F32,
+        );
+        assert_eq!(values(&only_hi), vec![-3.0, 0.0, 2.0]);
+        let only_lo = run1(
+            "Clip",
+            &[],
+            vec![
+                Some(x.shallow_clone()),
+                lo.as_ref().map(Tensor::shallow_clone),
+            ],
+            DType::F32,
+        );
+        assert_eq!(values(&only_lo), vec![-1.0, 0.0, 3.0]);
+        let none = run1("Clip", &[], vec![Some(x.shallow_clone())], DType::F32);
+        assert_eq!(values(&none), vec![-3.0, 0.0, 3.0]);
+        let both = run1("Clip", &[], vec![Some(x), lo, hi], DType::F32);
+        assert_eq!(values(&both), vec![-1.0, 0.0, 2.0]);
+    }
+
+    #[test]
+    fn where_broadcasts_three_ways() {
+        let c = Tensor::from_slice(&[true, false]).reshape([2, 1]);
+        let x = f32s(&[1.0, 2.0, 3.0], &[3]);
+        let y = f32s(&[0.0], &[]);
+        let w = run1("Where", &[], vec![Some(c), Some(x), Some(y)], DType::F32);
+        assert_eq!(values(&w), vec![1.0, 2.0, 3.0, 0.0, 0.0, 0.0]);
     }
 }

@@ -4,10 +4,18 @@
 //! takes ([`OpSpec::input_ranks`]), how attributes are chosen ([`OpSpec::attrs`]: discrete
 //! choices from the bytes, numeric ones as solver variables), its `requires` over symbolic
 //! shapes and attributes, its `type_transfer` to output shapes, and `infer_input_types` (the
-//! input ranks that produce a wanted output rank, for backward insertion).
+//! input ranks that produce a wanted output rank, for backward insertion). It also carries
+//! what every later stage asks of it: its evaluation on the reference ([`OpSpec::evaluate`],
+//! required: a spec without one does not build), its rounding class, where it is finite and
+//! how a value search steps through it, and its torch form. [`eval`] holds what evaluations
+//! read ([`eval::Args`]), [`apply`] the one-node entry point; [`carrier`] the dtype ↔ libtorch
+//! carrier conversions.
 
+pub mod apply;
 pub mod binary;
+pub mod carrier;
 pub mod conv;
+pub mod eval;
 pub mod layout;
 pub mod matmul;
 pub mod misc;
@@ -15,6 +23,7 @@ pub mod norm;
 pub mod numeric;
 pub mod quant;
 pub mod reduce;
+pub mod resize;
 pub mod retype;
 pub mod slicing;
 pub mod torch_form;
@@ -307,6 +316,11 @@ pub trait OpSpec: Send + Sync {
     fn torch_form(&self) -> Option<torch_form::TorchWriter<'_>> {
         None
     }
+
+    /// Its evaluation on the reference (libtorch, ONNX semantics): one tensor per output,
+    /// each in the carrier of its dtype, float16 computed in float32 (the reference rounds
+    /// once per node).
+    fn evaluate(&self, args: &eval::Args) -> Result<Vec<tch::Tensor>, eval::RefError>;
 }
 
 /// Every op spec, in a fixed order (the order is part of the decoder: append, never reorder).
@@ -349,6 +363,20 @@ impl OpNode {
     pub fn proxy(&self) -> Option<validity::Proxy> {
         registry()[self.spec].proxy()
     }
+}
+
+/// The first spec (in registry order) that emits `op_type`: every spec of one op type
+/// evaluates it alike.
+pub fn spec_of_op_type(op_type: &str) -> Option<&'static dyn OpSpec> {
+    static BY_OP_TYPE: OnceLock<std::collections::HashMap<&'static str, usize>> = OnceLock::new();
+    let index = BY_OP_TYPE.get_or_init(|| {
+        let mut index = std::collections::HashMap::new();
+        for (i, spec) in registry().iter().enumerate() {
+            index.entry(spec.op_type()).or_insert(i);
+        }
+        index
+    });
+    index.get(op_type).map(|&i| registry()[i].as_ref())
 }
 
 /// Looks a spec up by name.
@@ -411,9 +439,50 @@ pub mod shape {
 /// Helpers shared by the op-family unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::SymTensor;
+    use super::apply::apply;
+    use super::eval::float_values;
+    use super::{AttrValue, SymTensor};
     use crate::ir::DType;
     use crate::sym::{Bool, Int};
+    use tch::Tensor;
+
+    /// A float32 tensor of `shape` from `values`.
+    pub fn f32s(values: &[f32], shape: &[i64]) -> Tensor {
+        Tensor::from_slice(values).reshape(shape)
+    }
+
+    /// An int64 tensor of `shape` from `values`.
+    pub fn i64s(values: &[i64], shape: &[i64]) -> Tensor {
+        Tensor::from_slice(values).reshape(shape)
+    }
+
+    /// Runs `op` with one output of `dtype` and returns it.
+    pub fn run1(
+        op: &str,
+        attrs: &[(&str, AttrValue<i64>)],
+        inputs: Vec<Option<Tensor>>,
+        dtype: DType,
+    ) -> Tensor {
+        let attrs: Vec<(String, AttrValue<i64>)> = attrs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
+        let mut outs = apply(op, &attrs, &inputs, &[dtype]).unwrap_or_else(|e| panic!("{op}: {e}"));
+        outs.remove(0)
+    }
+
+    /// Shallow copies of `inputs` (tensors are not `Clone`).
+    pub fn dup(inputs: &[Option<Tensor>]) -> Vec<Option<Tensor>> {
+        inputs
+            .iter()
+            .map(|t| t.as_ref().map(Tensor::shallow_clone))
+            .collect()
+    }
+
+    /// The elements of `t` as `f64`, flattened.
+    pub fn values(t: &Tensor) -> Vec<f64> {
+        float_values(t).expect("readable")
+    }
 
     /// An f32 tensor with constant dims.
     pub fn tensor(dims: &[i64]) -> SymTensor {

@@ -1,4 +1,4 @@
-//! Integer helpers with ONNX semantics on the carriers of [`crate::reference::convert`]: an order-preserving
+//! Integer helpers with ONNX semantics on the carriers of [`super::carrier`]: an order-preserving
 //! view of the `u64` carrier, unsigned division, and division guards against the one signed
 //! quotient that traps on x86 (`MIN / -1`).
 
@@ -147,7 +147,7 @@ mod tests {
     }
 
     fn vals(t: &Tensor) -> Vec<i64> {
-        crate::reference::int_values(t).unwrap()
+        crate::ops::eval::int_values(t).unwrap()
     }
 
     #[test]
@@ -218,7 +218,7 @@ mod tests {
     #[test]
     fn u64_values_widen_and_shift_logically() {
         let t = i64s(&[-1, 5]);
-        let d = crate::reference::float_values(&to_double(&t, DType::U64).unwrap()).unwrap();
+        let d = crate::ops::eval::float_values(&to_double(&t, DType::U64).unwrap()).unwrap();
         assert_eq!(d, vec![u64::MAX as f64, 5.0]);
         let s = u64_shift_right(&i64s(&[-1, -1, 8]), &i64s(&[0, 60, 1])).unwrap();
         assert_eq!(vals(&s), vec![-1, 15, 4]);

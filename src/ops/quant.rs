@@ -4,9 +4,11 @@
 //! Scales are powers of two, so `x / scale` and `x * (1 / scale)` round identically and a
 //! kernel may use either; zero points are constant scalars of the quantized type.
 
+use super::eval::{Args, RefError};
 use super::{AttrCx, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
+use tch::{Kind, Tensor};
 
 /// The quantized types (`T2` of both ops).
 const QUANTIZED: [DType; 2] = [DType::U8, DType::I8];
@@ -55,6 +57,32 @@ impl Linear {
 }
 
 impl OpSpec for Linear {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let scale = a.x(1)?.f_to_kind(Kind::Float)?;
+        let zero_point = a.opt(2).map(|z| z.f_to_kind(Kind::Float)).transpose()?;
+        let y = if self.dequantize {
+            range(a.dtype(0))?;
+            let x = a.x(0)?.f_to_kind(Kind::Float)?;
+            let x = match zero_point {
+                Some(z) => x.f_sub(&z)?,
+                None => x,
+            };
+            x.f_mul(&scale)?
+        } else {
+            let quantized = a.out0();
+            let (lo, hi) = range(quantized)?;
+            let zero_point = match zero_point {
+                Some(z) => z,
+                None => Tensor::f_zeros([], (Kind::Float, tch::Device::Cpu))?,
+            };
+            // torch's round is half to even, as ONNX asks.
+            (a.x(0)?.f_div(&scale)?.f_round()? + zero_point)
+                .f_clamp(lo, hi)?
+                .f_to_kind(super::carrier::carrier(quantized))?
+        };
+        Ok(vec![y])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -96,6 +124,18 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
     ]
 }
 
+/// The representable range of a quantized dtype.
+fn range(dtype: DType) -> Result<(f64, f64), RefError> {
+    match dtype {
+        DType::U8 => Ok((0.0, 255.0)),
+        DType::I8 => Ok((-128.0, 127.0)),
+        other => Err(RefError::Unsupported(format!(
+            "quantized type {}",
+            other.name()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +165,41 @@ mod tests {
             };
             assert!((-128.0..=127.0).contains(&zp));
         }
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use tch::Tensor;
+
+    #[test]
+    fn quantize_rounds_half_to_even_and_saturates() {
+        let x = f32s(&[0.25, 0.75, -3.0, 1000.0, -1000.0], &[5]);
+        let scale = Some(f32s(&[0.5], &[]));
+        let zero_point = Some(Tensor::from_slice(&[10i8]).reshape([]));
+        let y = run1(
+            "QuantizeLinear",
+            &[],
+            vec![Some(x), scale, zero_point],
+            DType::I8,
+        );
+        // 0.5 → 0 (even), 1.5 → 2, -6, then saturation.
+        assert_eq!(values(&y), vec![10.0, 12.0, 4.0, 127.0, -128.0]);
+    }
+
+    #[test]
+    fn dequantize_subtracts_the_zero_point_then_scales() {
+        let x = Tensor::from_slice(&[0u8, 128, 255]);
+        let scale = Some(f32s(&[0.25], &[]));
+        let zero_point = Some(Tensor::from_slice(&[128u8]).reshape([]));
+        let y = run1(
+            "DequantizeLinear",
+            &[],
+            vec![Some(x), scale, zero_point],
+            DType::F32,
+        );
+        assert_eq!(values(&y), vec![-32.0, 0.0, 31.75]);
     }
 }

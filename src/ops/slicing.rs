@@ -1,6 +1,8 @@
-//! Ops that select, join or resample parts of tensors: Concat, Split, Slice, Pad, Gather,
-//! Trilu and Resize.
+//! Ops that select, join or pad parts of tensors: Concat, Split, Slice, Pad, Gather and
+//! Trilu (Resize, registered with them, is [`super::resize`]).
 
+use super::eval;
+use super::eval::{Args, RefError};
 use super::layout::{axis_in, distinct_axes, normalized_axes, signed_axis};
 use super::{
     uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
@@ -10,6 +12,7 @@ use crate::ir::DType;
 use crate::sym::{Bool, Int};
 use arbitrary::Unstructured;
 use std::ops::RangeInclusive;
+use tch::{Kind, Tensor};
 
 /// Largest dimension a solver variable for an output dim may take (the generator bounds
 /// every output dim by the same value).
@@ -44,6 +47,11 @@ fn sum<'a>(items: impl IntoIterator<Item = &'a Int>) -> Int {
 struct Concat;
 
 impl OpSpec for Concat {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let axis = eval::norm_axis(a.int("axis", 0), a.x(0)?.dim())?;
+        Ok(vec![Tensor::f_cat(&a.present(), axis as i64)?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -157,6 +165,28 @@ impl Split {
 }
 
 impl OpSpec for Split {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let axis = eval::norm_axis(a.int("axis", 0), x.dim())?;
+        let d = x.size()[axis];
+        let sizes = match a.int_values(1)? {
+            Some(s) => s,
+            None => {
+                let n = match a.int("num_outputs", 0) {
+                    0 => a.out.len() as i64,
+                    n => n,
+                }
+                .max(1);
+                let chunk = (d + n - 1) / n;
+                (0..n).map(|i| chunk.min(d - chunk * i).max(0)).collect()
+            }
+        };
+        if sizes.iter().sum::<i64>() != d {
+            return Err(a.fail(format!("split sizes {sizes:?} do not sum to {d}")));
+        }
+        Ok(x.f_split_with_sizes(sizes.as_slice(), axis as i64)?)
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -321,6 +351,10 @@ impl Slice {
 }
 
 impl OpSpec for Slice {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![slice(a, a.x(0)?)?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -414,6 +448,10 @@ impl Pad {
 }
 
 impl OpSpec for Pad {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        Ok(vec![pad(a, a.x(0)?)?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -533,6 +571,19 @@ impl OpSpec for Pad {
 struct Gather;
 
 impl OpSpec for Gather {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let axis = eval::norm_axis(a.int("axis", 0), x.dim())?;
+        let d = x.size()[axis];
+        let idx = a.x(1)?.f_to_kind(Kind::Int64)?;
+        let idx = idx.f_add(&idx.f_lt(0)?.f_to_kind(Kind::Int64)?.f_mul_scalar(d)?)?;
+        let picked = x.f_index_select(axis as i64, &idx.f_reshape([-1])?)?;
+        let mut shape = x.size()[..axis].to_vec();
+        shape.extend(idx.size());
+        shape.extend(&x.size()[axis + 1..]);
+        Ok(vec![picked.f_reshape(shape.as_slice())?])
+    }
+
     fn moves_data(&self) -> bool {
         true
     }
@@ -613,6 +664,19 @@ impl OpSpec for Gather {
 struct Trilu;
 
 impl OpSpec for Trilu {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let k = a
+            .int_values(1)?
+            .and_then(|v| v.first().copied())
+            .unwrap_or(0);
+        Ok(vec![if a.int("upper", 1) != 0 {
+            x.f_triu(k)?
+        } else {
+            x.f_tril(k)?
+        }])
+    }
+
     fn rounding(&self) -> RoundingClass {
         RoundingClass::Correct
     }
@@ -652,177 +716,6 @@ impl OpSpec for Trilu {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-
-/// Denominator of Resize scales: every scale is `p / SCALE_DEN`, exact in f32, so
-/// `floor(d * scale)` is `(d * p) / SCALE_DEN` exactly.
-const SCALE_DEN: i64 = 4;
-
-/// `Resize(x, roi, scales, sizes)`, one class per mode. Either `scales` (dyadic, in
-/// `[1/4, 3]`) or `sizes` is given. ONNX Runtime resamples `linear` only for ranks 2 and 3
-/// and, at rank 4, with N and C (or N and the last axis) left alone; `cubic` only at rank 2
-/// and rank 4 with N and C left alone. Those restrictions are kept for every backend.
-struct Resize;
-
-impl Resize {
-    /// The axes a class may resample at `rank`; `None` when the class does not take the rank.
-    fn resampled(class: &str, rank: usize, nhwc: bool) -> Option<Vec<usize>> {
-        match (class, rank) {
-            ("nearest", _) | ("linear", 2 | 3) | ("cubic", 2) => Some((0..rank).collect()),
-            ("linear", 4) if nhwc => Some(vec![1, 2]),
-            ("linear" | "cubic", 4) => Some(vec![2, 3]),
-            _ => None,
-        }
-    }
-
-    /// The axes the scales/sizes operand lists (the `axes` attribute, else all).
-    fn listed_axes(attrs: &SymAttrs, rank: usize) -> Option<Vec<usize>> {
-        match attrs.get("axes") {
-            Some(AttrValue::Ints(a)) => normalized_axes(a, rank),
-            _ => Some((0..rank).collect()),
-        }
-    }
-
-    /// Output dims; `None` when the attributes do not fit the input.
-    fn infer(attrs: &SymAttrs, inputs: &[SymTensor]) -> Option<Vec<Int>> {
-        let dims = &inputs[0].dims;
-        let axes = Self::listed_axes(attrs, dims.len())?;
-        let mut out = dims.clone();
-        match (attrs.consts.get(1), attrs.consts.get(2)) {
-            (Some(ConstInput::Floats(scales)), _) if scales.len() == axes.len() => {
-                for (a, s) in axes.iter().zip(scales) {
-                    let p = (f64::from(*s) * SCALE_DEN as f64).round() as i64;
-                    out[*a] = &dims[*a] * p / SCALE_DEN;
-                }
-            }
-            (_, Some(ConstInput::Ints(sizes))) if sizes.len() == axes.len() => {
-                for (a, s) in axes.iter().zip(sizes) {
-                    out[*a] = s.clone();
-                }
-            }
-            _ => return None,
-        }
-        Some(out)
-    }
-}
-
-impl OpSpec for Resize {
-    fn rounding(&self) -> RoundingClass {
-        RoundingClass::Accumulating
-    }
-
-    fn name(&self) -> &'static str {
-        "Resize"
-    }
-    fn sigs(&self) -> Vec<Sig> {
-        uniform_sigs(&DType::ALL, 1)
-    }
-    fn classes(&self) -> Vec<&'static str> {
-        vec!["nearest", "linear", "cubic"]
-    }
-    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
-        vec![1..=MAX_RANK]
-    }
-    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
-        let dims = &inputs[0].dims;
-        let r = dims.len();
-        let class = cx.class;
-        let mut attrs = SymAttrs {
-            class: class.into(),
-            ..SymAttrs::default()
-        };
-        attrs.set("mode", AttrValue::Str(class.into()));
-        let nhwc = cx.flip();
-        let resampled = Self::resampled(class, r, nhwc).unwrap_or_default();
-        // List only the resampled axes (opset-18 `axes`) sometimes, else every axis.
-        let listed: Vec<usize> = if resampled.len() < r && cx.flip() {
-            let axes = resampled
-                .iter()
-                .map(|a| Int::from(signed_axis(cx, *a, r)))
-                .collect();
-            attrs.set("axes", AttrValue::Ints(axes));
-            resampled.clone()
-        } else {
-            (0..r).collect()
-        };
-        const COORDS: [&str; 5] = [
-            "half_pixel",
-            "asymmetric",
-            "align_corners",
-            "pytorch_half_pixel",
-            "half_pixel_symmetric",
-        ];
-        let c = cx.pick(0, COORDS.len() as i64) as usize;
-        if let Some(mode) = COORDS.get(c) {
-            attrs.set(
-                "coordinate_transformation_mode",
-                AttrValue::Str((*mode).into()),
-            );
-        }
-        match class {
-            "nearest" => {
-                const ROUNDING: [&str; 4] =
-                    ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
-                if let Some(m) = ROUNDING.get(cx.pick(0, ROUNDING.len() as i64) as usize) {
-                    attrs.set("nearest_mode", AttrValue::Str((*m).into()));
-                }
-            }
-            _ => {
-                if cx.flip() {
-                    attrs.set("antialias", AttrValue::Int(Int::from(1i64)));
-                }
-                if class == "cubic" {
-                    if cx.flip() {
-                        attrs.set("cubic_coeff_a", AttrValue::Float(-cx.float(0.5, 1.0)));
-                    }
-                    if cx.flip() {
-                        attrs.set("exclude_outside", AttrValue::Int(Int::from(1i64)));
-                    }
-                }
-            }
-        }
-        if cx.flip() {
-            let scales = listed
-                .iter()
-                .map(|a| {
-                    if resampled.contains(a) {
-                        cx.pick(1, 3 * SCALE_DEN) as f32 / SCALE_DEN as f32
-                    } else {
-                        1.0
-                    }
-                })
-                .collect();
-            attrs.consts = vec![ConstInput::Absent, ConstInput::Floats(scales)];
-        } else {
-            let sizes = listed
-                .iter()
-                .map(|a| {
-                    if resampled.contains(a) {
-                        cx.var(&format!("resize.s{a}"), 1, 24)
-                    } else {
-                        dims[*a].clone()
-                    }
-                })
-                .collect();
-            attrs.consts = vec![
-                ConstInput::Absent,
-                ConstInput::Absent,
-                ConstInput::Ints(sizes),
-            ];
-        }
-        attrs
-    }
-    fn requires(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool> {
-        let r = inputs[0].rank();
-        let ok = Self::resampled(&attrs.class, r, false).is_some()
-            && Self::infer(attrs, inputs).is_some();
-        vec![Bool::from(ok)]
-    }
-    fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
-        vec![Self::infer(attrs, inputs).unwrap_or_else(|| inputs[0].dims.clone())]
-    }
-}
-
 /// The slicing family.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
     vec![
@@ -832,13 +725,135 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
         Box::new(Pad),
         Box::new(Gather),
         Box::new(Trilu),
-        Box::new(Resize),
+        Box::new(super::resize::Resize),
     ]
+}
+
+/// Selects `indices` along `axis`.
+fn select(x: &Tensor, axis: usize, indices: &[i64]) -> Result<Tensor, RefError> {
+    let idx = Tensor::f_from_slice(indices)?;
+    Ok(x.f_index_select(axis as i64, &idx)?)
+}
+
+/// The source index of output position `p` (from `-begin`) on an axis of size `d` in a
+/// non-constant pad mode.
+fn pad_source(mode: &str, p: i64, d: i64) -> i64 {
+    match mode {
+        "edge" => p.clamp(0, d - 1),
+        "wrap" => p.rem_euclid(d),
+        _ if d == 1 => 0,
+        _ => {
+            // reflect: mirror without repeating the edge, period 2 (d - 1).
+            let period = 2 * (d - 1);
+            let q = p.rem_euclid(period);
+            if q < d {
+                q
+            } else {
+                period - q
+            }
+        }
+    }
+}
+
+/// `Pad(x, pads, constant_value, axes)` in any mode; negative pads crop.
+fn pad(a: &Args, x: &Tensor) -> Result<Tensor, RefError> {
+    let size = x.size();
+    let rank = size.len();
+    let pads = a.int_values(1)?.ok_or_else(|| a.fail("pads is required"))?;
+    let axes: Vec<usize> = match a.int_values(3)? {
+        Some(axes) => axes
+            .iter()
+            .map(|v| eval::norm_axis(*v, rank))
+            .collect::<Result<_, _>>()?,
+        None => (0..rank).collect(),
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(a.fail("pads must have two entries per axis"));
+    }
+    let k = axes.len();
+    let mode = a.string("mode", "constant");
+    if mode == "constant" {
+        let value = match a.float_values(2)? {
+            Some(v) => v.first().copied().unwrap_or(0.0),
+            None => 0.0,
+        };
+        let mut list = vec![0i64; 2 * rank];
+        for (i, axis) in axes.iter().enumerate() {
+            // libtorch lists (begin, end) from the last dim.
+            let slot = rank - 1 - axis;
+            list[2 * slot] = pads[i];
+            list[2 * slot + 1] = pads[k + i];
+        }
+        return Ok(x.f_pad(list.as_slice(), "constant", value)?);
+    }
+    if !matches!(mode.as_str(), "reflect" | "edge" | "wrap") {
+        return Err(a.unsupported(format!("mode {mode}")));
+    }
+    let mut y = x.shallow_clone();
+    for (i, axis) in axes.iter().enumerate() {
+        let (b, e, d) = (pads[i], pads[k + i], size[*axis]);
+        if mode == "reflect" && (b >= d || e >= d) && d > 1 {
+            return Err(a.fail("reflect pads must be below the dim"));
+        }
+        let src: Vec<i64> = (-b..d + e).map(|p| pad_source(&mode, p, d)).collect();
+        y = select(&y, *axis, &src)?;
+    }
+    Ok(y)
+}
+
+/// ONNX's reading of a slice bound `v` on an axis of size `d`, clamped to `[lo, hi]`.
+fn bound(v: i64, d: i64, lo: i64, hi: i64) -> i64 {
+    let v = if v < 0 { v.saturating_add(d) } else { v };
+    v.clamp(lo, hi)
+}
+
+/// `Slice(x, starts, ends, axes, steps)`.
+fn slice(a: &Args, x: &Tensor) -> Result<Tensor, RefError> {
+    let size = x.size();
+    let rank = size.len();
+    let starts = a
+        .int_values(1)?
+        .ok_or_else(|| a.fail("starts is required"))?;
+    let ends = a.int_values(2)?.ok_or_else(|| a.fail("ends is required"))?;
+    let k = starts.len();
+    let axes: Vec<usize> = match a.int_values(3)? {
+        Some(axes) => axes
+            .iter()
+            .map(|v| eval::norm_axis(*v, rank))
+            .collect::<Result<_, _>>()?,
+        None => (0..k).collect(),
+    };
+    let steps = a.int_values(4)?.unwrap_or_else(|| vec![1; k]);
+    if ends.len() != k || axes.len() != k || steps.len() != k {
+        return Err(a.fail("starts, ends, axes and steps differ in length"));
+    }
+    let mut y = x.shallow_clone();
+    for i in 0..k {
+        let (axis, step, d) = (axes[i], steps[i], size[axes[i]]);
+        let indices: Vec<i64> = if step > 0 {
+            let (s, e) = (bound(starts[i], d, 0, d), bound(ends[i], d, 0, d));
+            (s..e.max(s)).step_by(step as usize).collect()
+        } else if step < 0 {
+            let (s, e) = (bound(starts[i], d, 0, d - 1), bound(ends[i], d, -1, d - 1));
+            let mut v = Vec::new();
+            let mut p = s;
+            while p > e {
+                v.push(p);
+                p += step;
+            }
+            v
+        } else {
+            return Err(a.fail("a step of 0"));
+        };
+        y = select(&y, axis, &indices)?;
+    }
+    Ok(y)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::resize::Resize;
     use crate::ops::testing::*;
 
     fn ints(v: &[i64]) -> ConstInput<Int> {
@@ -1053,5 +1068,123 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), names.len(), "seen only {seen:?}");
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use crate::ops::AttrValue;
+    use tch::Tensor;
+
+    fn ints(v: &[i64]) -> Option<Tensor> {
+        Some(i64s(v, &[v.len() as i64]))
+    }
+
+    #[test]
+    fn pad_modes_on_one_axis() {
+        let x = f32s(&[1.0, 2.0, 3.0], &[3]);
+        let run = |mode: &str, pads: &[i64]| {
+            values(&run1(
+                "Pad",
+                &[("mode", AttrValue::Str(mode.into()))],
+                vec![Some(x.shallow_clone()), ints(pads)],
+                DType::F32,
+            ))
+        };
+        assert_eq!(run("constant", &[2, 1]), vec![0.0, 0.0, 1.0, 2.0, 3.0, 0.0]);
+        assert_eq!(run("constant", &[-1, 1]), vec![2.0, 3.0, 0.0]);
+        assert_eq!(
+            run("reflect", &[2, 2]),
+            vec![3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]
+        );
+        assert_eq!(run("edge", &[2, 1]), vec![1.0, 1.0, 1.0, 2.0, 3.0, 3.0]);
+        assert_eq!(
+            run("wrap", &[4, 1]),
+            vec![3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0]
+        );
+    }
+
+    #[test]
+    fn pad_value_and_axes_inputs() {
+        let x = i64s(&[1, 2, 3, 4], &[2, 2]);
+        let y = run1(
+            "Pad",
+            &[],
+            vec![Some(x), ints(&[1, 0]), Some(i64s(&[9], &[])), ints(&[-1])],
+            DType::I64,
+        );
+        assert_eq!(y.size(), vec![2, 3]);
+        assert_eq!(values(&y), vec![9.0, 1.0, 2.0, 9.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn slice_clamps_and_steps_backward() {
+        let x = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0], &[5]);
+        let run = |s: i64, e: i64, step: i64| {
+            values(&run1(
+                "Slice",
+                &[],
+                vec![
+                    Some(x.shallow_clone()),
+                    ints(&[s]),
+                    ints(&[e]),
+                    ints(&[0]),
+                    ints(&[step]),
+                ],
+                DType::F32,
+            ))
+        };
+        assert_eq!(run(1, 1000, 2), vec![1.0, 3.0]);
+        assert_eq!(run(-1, i64::MIN, -2), vec![4.0, 2.0, 0.0]);
+        assert_eq!(run(10, -4, -1), vec![4.0, 3.0, 2.0]);
+        assert_eq!(run(i64::MIN, -2, 1), vec![0.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn gather_negative_indices_and_split_num_outputs() {
+        let x = f32s(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
+        let g = run1(
+            "Gather",
+            &[("axis", AttrValue::Int(1))],
+            vec![Some(x.shallow_clone()), Some(i64s(&[-1, 0], &[2, 1]))],
+            DType::F32,
+        );
+        assert_eq!(g.size(), vec![2, 2, 1]);
+        assert_eq!(values(&g), vec![2.0, 0.0, 5.0, 3.0]);
+        let attrs: Vec<(String, AttrValue<i64>)> = vec![
+            ("axis".into(), AttrValue::Int(0)),
+            ("num_outputs".into(), AttrValue::Int(3)),
+        ];
+        let seven = Some(f32s(&[0.0; 7], &[7]));
+        let outs = crate::ops::apply::apply("Split", &attrs, &[seven], &[DType::F32; 3]).unwrap();
+        let sizes: Vec<i64> = outs.iter().map(|t| t.size()[0]).collect();
+        assert_eq!(sizes, vec![3, 3, 1]);
+    }
+
+    #[test]
+    fn trilu_keeps_a_band() {
+        let x = f32s(&[1.0; 9], &[3, 3]);
+        let up = run1(
+            "Trilu",
+            &[],
+            vec![Some(x.shallow_clone()), Some(i64s(&[1], &[]))],
+            DType::F32,
+        );
+        assert_eq!(
+            values(&up),
+            vec![0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+        );
+        let low = run1(
+            "Trilu",
+            &[("upper", AttrValue::Int(0))],
+            vec![Some(x)],
+            DType::F32,
+        );
+        assert_eq!(
+            values(&low),
+            vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! Adding an op is one row; its id in the decoder is derived from its name
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
+use super::eval::{Args, RefError};
 use super::torch_form::{float, TorchForm, TorchWriter};
 pub use super::validity::Domain;
 use super::validity::{Finite, Growth, Proxy};
@@ -402,6 +403,17 @@ pub fn evaluate(row: &Unary, x: &Tensor, args: &EvalArgs) -> Result<Tensor, TchE
 }
 
 impl OpSpec for Unary {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let floats = self.float_values(a.attrs());
+        let int = |name: &str, default: i64| a.int(name, default);
+        let args = EvalArgs {
+            floats: &floats,
+            dtype: a.dtype(0),
+            int: &int,
+        };
+        Ok(vec![evaluate(self, a.x(0)?, &args)?])
+    }
+
     fn rounding(&self) -> RoundingClass {
         self.rounding
     }
@@ -526,5 +538,71 @@ mod tests {
         let y = evaluate(declared("Shrink").unwrap(), &x, &args).unwrap();
         let got: Vec<f64> = Vec::try_from(&y).unwrap();
         assert_eq!(got, vec![-1.5, 0.0, 0.0, 0.0, 1.0]);
+    }
+}
+
+#[cfg(test)]
+mod evaluation_tests {
+    use crate::ir::DType;
+    use crate::ops::testing::*;
+    use crate::ops::AttrValue;
+
+    #[test]
+    fn round_is_half_to_even() {
+        let x = f32s(&[0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 2.4, -2.6], &[8]);
+        let y = run1("Round", &[], vec![Some(x)], DType::F32);
+        assert_eq!(values(&y), vec![0.0, 2.0, 2.0, -0.0, -2.0, -2.0, 2.0, -3.0]);
+    }
+
+    #[test]
+    fn activations_match_their_onnx_formulas() {
+        let x = f32s(&[-2.0, 0.0, 1.0], &[3]);
+        let leaky = run1(
+            "LeakyRelu",
+            &[("alpha", AttrValue::Float(0.5))],
+            vec![Some(x.shallow_clone())],
+            DType::F32,
+        );
+        assert_eq!(values(&leaky), vec![-1.0, 0.0, 1.0]);
+        let hs = run1(
+            "HardSigmoid",
+            &[
+                ("alpha", AttrValue::Float(0.25)),
+                ("beta", AttrValue::Float(0.5)),
+            ],
+            vec![Some(x.shallow_clone())],
+            DType::F32,
+        );
+        assert_eq!(values(&hs), vec![0.0, 0.5, 0.75]);
+        let thr = run1(
+            "ThresholdedRelu",
+            &[("alpha", AttrValue::Float(1.0))],
+            vec![Some(x.shallow_clone())],
+            DType::F32,
+        );
+        assert_eq!(values(&thr), vec![0.0, 0.0, 0.0]);
+        let celu = run1(
+            "Celu",
+            &[("alpha", AttrValue::Float(2.0))],
+            vec![Some(x.shallow_clone())],
+            DType::F32,
+        );
+        let want = 2.0 * ((-1.0f64).exp() - 1.0);
+        assert!((values(&celu)[0] - want).abs() < 1e-6);
+        let selu = run1("Selu", &[], vec![Some(x.shallow_clone())], DType::F32);
+        assert!((values(&selu)[2] - 1.050_701).abs() < 1e-6);
+    }
+
+    #[test]
+    fn unsigned_abs_and_sign_read_u64_bit_patterns_as_unsigned() {
+        let x = i64s(&[-1, 0, 3], &[3]);
+        assert_eq!(
+            values(&run1("Abs", &[], vec![Some(x.shallow_clone())], DType::U64))[0],
+            -1.0
+        );
+        assert_eq!(
+            values(&run1("Sign", &[], vec![Some(x)], DType::U64)),
+            vec![1.0, 0.0, 1.0]
+        );
     }
 }

@@ -22,10 +22,11 @@
 //!   start in the right padding, float64 LayerNormalization stashed in float32). A compiler
 //!   following any reading is right.
 
-use super::{int_attr, resize, with_args, RefError};
+use super::{int_attr, Args, RefError};
 use crate::emit::onnx::node_parts;
 use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::numeric::{self, int_range};
+use crate::ops::resize;
 use crate::ops::unary::Jumps;
 use crate::ops::validity::{Domain, Finite};
 use crate::ops::{AttrValue, ConstInput};
@@ -173,7 +174,7 @@ fn with_node_args<R>(
     graph: &Graph,
     n: NodeIndex,
     values: &BTreeMap<ValueRef, Tensor>,
-    f: impl FnOnce(&super::Args) -> Result<R, RefError>,
+    f: impl FnOnce(&Args) -> Result<R, RefError>,
 ) -> Result<R, RefError> {
     let NodeKind::Op(op) = &graph.node(n).kind else {
         return Err(RefError::Failed("not an op node".into()));
@@ -190,7 +191,7 @@ fn with_node_args<R>(
         inputs.push(c.as_ref().map(super::convert::to_tch));
     }
     let out: Vec<DType> = graph.node(n).outputs.iter().map(|t| t.dtype).collect();
-    with_args(parts.op_type, parts.attrs, inputs, dtypes, &out, f)
+    f(&Args::new(parts.op_type, parts.attrs, inputs, dtypes, &out))
 }
 
 /// Whether a nearest-mode Resize picks a source index from a coordinate that sits on a

@@ -656,7 +656,7 @@ fn interpret(model: &pb::ModelProto, inputs: Vec<Tensor>) -> Result<Vec<Tensor>,
                     .first()
                     .and_then(Option::as_ref)
                     .ok_or("ConstantOfShape without a shape")?;
-                let shape = super::int_values(&shape.0).map_err(|e| e.to_string())?;
+                let shape = crate::ops::eval::int_values(&shape.0).map_err(|e| e.to_string())?;
                 let t = constant_of_shape(node, &shape)?;
                 vec![(convert::to_tch(&t), t.data.dtype())]
             }

@@ -39,12 +39,13 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{int8_activations, int_attr, resize, RefError};
+use super::{int8_activations, int_attr, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
 use crate::ops::numeric;
 use crate::ops::numeric::int_range;
+use crate::ops::resize;
 use crate::ops::{AttrValue, RoundingClass};
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
@@ -563,7 +564,7 @@ fn accumulated_terms(
             let axes: Option<Vec<i64>> = inputs
                 .get(data)
                 .and_then(Option::as_ref)
-                .and_then(|t| super::int_values(t).ok());
+                .and_then(|t| crate::ops::eval::int_values(t).ok());
             match axes {
                 Some(a) if !a.is_empty() => a.iter().map(|d| x[axis(*d)] as f64).product(),
                 _ if int("noop_with_empty_axes", 0) != 0 => 1.0,

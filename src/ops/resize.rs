@@ -1,4 +1,4 @@
-//! `Resize` (opset 19): nearest (four rounding modes), linear and cubic (with `antialias`,
+//! `Resize` (opset 19), its spec and its evaluation on the reference: nearest (four rounding modes), linear and cubic (with `antialias`,
 //! `cubic_coeff_a`, `exclude_outside`), the coordinate transformation modes `half_pixel`,
 //! `half_pixel_symmetric`, `pytorch_half_pixel`, `align_corners` and `asymmetric`, the `axes`
 //! attribute, `scales` or `sizes` (with `keep_aspect_ratio_policy`).
@@ -15,14 +15,190 @@
 //! `pytorch_half_pixel` maps a length-1 output to coordinate 0, as the operator text says (the
 //! `onnx` reference implementation uses the fractional length and -0.5 there).
 
-use super::{norm_axis, Args, RefError};
+use super::eval::{self, Args, RefError};
+use super::layout::{normalized_axes, signed_axis};
+use super::numeric::{carrier_reading, int_range, to_double};
+use super::{
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
+    MAX_RANK,
+};
 use crate::ir::DType;
-use crate::ops::numeric::{carrier_reading, int_range, to_double};
-use crate::ops::AttrValue;
+use crate::sym::{Bool, Int};
+use std::ops::RangeInclusive;
 use tch::Tensor;
 
-/// The op types of this family.
-pub(super) const OPS: &[&str] = &["Resize"];
+/// Denominator of Resize scales: every scale is `p / SCALE_DEN`, exact in f32, so
+/// `floor(d * scale)` is `(d * p) / SCALE_DEN` exactly.
+const SCALE_DEN: i64 = 4;
+
+/// `Resize(x, roi, scales, sizes)`, one class per mode. Either `scales` (dyadic, in
+/// `[1/4, 3]`) or `sizes` is given. ONNX Runtime resamples `linear` only for ranks 2 and 3
+/// and, at rank 4, with N and C (or N and the last axis) left alone; `cubic` only at rank 2
+/// and rank 4 with N and C left alone. Those restrictions are kept for every backend.
+pub(super) struct Resize;
+
+impl Resize {
+    /// The axes a class may resample at `rank`; `None` when the class does not take the rank.
+    fn resampled(class: &str, rank: usize, nhwc: bool) -> Option<Vec<usize>> {
+        match (class, rank) {
+            ("nearest", _) | ("linear", 2 | 3) | ("cubic", 2) => Some((0..rank).collect()),
+            ("linear", 4) if nhwc => Some(vec![1, 2]),
+            ("linear" | "cubic", 4) => Some(vec![2, 3]),
+            _ => None,
+        }
+    }
+
+    /// The axes the scales/sizes operand lists (the `axes` attribute, else all).
+    fn listed_axes(attrs: &SymAttrs, rank: usize) -> Option<Vec<usize>> {
+        match attrs.get("axes") {
+            Some(AttrValue::Ints(a)) => normalized_axes(a, rank),
+            _ => Some((0..rank).collect()),
+        }
+    }
+
+    /// Output dims; `None` when the attributes do not fit the input.
+    fn infer(attrs: &SymAttrs, inputs: &[SymTensor]) -> Option<Vec<Int>> {
+        let dims = &inputs[0].dims;
+        let axes = Self::listed_axes(attrs, dims.len())?;
+        let mut out = dims.clone();
+        match (attrs.consts.get(1), attrs.consts.get(2)) {
+            (Some(ConstInput::Floats(scales)), _) if scales.len() == axes.len() => {
+                for (a, s) in axes.iter().zip(scales) {
+                    let p = (f64::from(*s) * SCALE_DEN as f64).round() as i64;
+                    out[*a] = &dims[*a] * p / SCALE_DEN;
+                }
+            }
+            (_, Some(ConstInput::Ints(sizes))) if sizes.len() == axes.len() => {
+                for (a, s) in axes.iter().zip(sizes) {
+                    out[*a] = s.clone();
+                }
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+}
+
+impl OpSpec for Resize {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        resize(a)
+    }
+
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
+    fn name(&self) -> &'static str {
+        "Resize"
+    }
+    fn sigs(&self) -> Vec<Sig> {
+        uniform_sigs(&DType::ALL, 1)
+    }
+    fn classes(&self) -> Vec<&'static str> {
+        vec!["nearest", "linear", "cubic"]
+    }
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![1..=MAX_RANK]
+    }
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let dims = &inputs[0].dims;
+        let r = dims.len();
+        let class = cx.class;
+        let mut attrs = SymAttrs {
+            class: class.into(),
+            ..SymAttrs::default()
+        };
+        attrs.set("mode", AttrValue::Str(class.into()));
+        let nhwc = cx.flip();
+        let resampled = Self::resampled(class, r, nhwc).unwrap_or_default();
+        // List only the resampled axes (opset-18 `axes`) sometimes, else every axis.
+        let listed: Vec<usize> = if resampled.len() < r && cx.flip() {
+            let axes = resampled
+                .iter()
+                .map(|a| Int::from(signed_axis(cx, *a, r)))
+                .collect();
+            attrs.set("axes", AttrValue::Ints(axes));
+            resampled.clone()
+        } else {
+            (0..r).collect()
+        };
+        const COORDS: [&str; 5] = [
+            "half_pixel",
+            "asymmetric",
+            "align_corners",
+            "pytorch_half_pixel",
+            "half_pixel_symmetric",
+        ];
+        let c = cx.pick(0, COORDS.len() as i64) as usize;
+        if let Some(mode) = COORDS.get(c) {
+            attrs.set(
+                "coordinate_transformation_mode",
+                AttrValue::Str((*mode).into()),
+            );
+        }
+        match class {
+            "nearest" => {
+                const ROUNDING: [&str; 4] =
+                    ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"];
+                if let Some(m) = ROUNDING.get(cx.pick(0, ROUNDING.len() as i64) as usize) {
+                    attrs.set("nearest_mode", AttrValue::Str((*m).into()));
+                }
+            }
+            _ => {
+                if cx.flip() {
+                    attrs.set("antialias", AttrValue::Int(Int::from(1i64)));
+                }
+                if class == "cubic" {
+                    if cx.flip() {
+                        attrs.set("cubic_coeff_a", AttrValue::Float(-cx.float(0.5, 1.0)));
+                    }
+                    if cx.flip() {
+                        attrs.set("exclude_outside", AttrValue::Int(Int::from(1i64)));
+                    }
+                }
+            }
+        }
+        if cx.flip() {
+            let scales = listed
+                .iter()
+                .map(|a| {
+                    if resampled.contains(a) {
+                        cx.pick(1, 3 * SCALE_DEN) as f32 / SCALE_DEN as f32
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
+            attrs.consts = vec![ConstInput::Absent, ConstInput::Floats(scales)];
+        } else {
+            let sizes = listed
+                .iter()
+                .map(|a| {
+                    if resampled.contains(a) {
+                        cx.var(&format!("resize.s{a}"), 1, 24)
+                    } else {
+                        dims[*a].clone()
+                    }
+                })
+                .collect();
+            attrs.consts = vec![
+                ConstInput::Absent,
+                ConstInput::Absent,
+                ConstInput::Ints(sizes),
+            ];
+        }
+        attrs
+    }
+    fn requires(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool> {
+        let r = inputs[0].rank();
+        let ok = Self::resampled(&attrs.class, r, false).is_some()
+            && Self::infer(attrs, inputs).is_some();
+        vec![Bool::from(ok)]
+    }
+    fn type_transfer(&self, attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![Self::infer(attrs, inputs).unwrap_or_else(|| inputs[0].dims.clone())]
+    }
+}
 
 /// How one axis is resampled.
 struct Axis {
@@ -157,7 +333,7 @@ fn plan(a: &Args) -> Result<(Vec<usize>, Vec<Axis>), RefError> {
     let axes: Vec<usize> = match a.ints("axes") {
         Some(v) => v
             .iter()
-            .map(|d| norm_axis(*d, rank))
+            .map(|d| eval::norm_axis(*d, rank))
             .collect::<Result<_, _>>()?,
         None => (0..rank).collect(),
     };
@@ -207,21 +383,21 @@ fn plan(a: &Args) -> Result<(Vec<usize>, Vec<Axis>), RefError> {
 
 /// Whether a Resize with these named attributes interpolates (linear or cubic `mode`) rather
 /// than picking a neighbour (`nearest`, the default).
-pub(super) fn interpolates(attrs: &[(String, AttrValue<i64>)]) -> bool {
+pub(crate) fn interpolates(attrs: &[(String, AttrValue<i64>)]) -> bool {
     interpolates_linearly(attrs) || mode_is(attrs, "cubic")
 }
 
 /// Whether a Resize with these named attributes interpolates linearly: its weights are never
 /// negative and sum to one (with `antialias` too), so every output lies within the input's
 /// range.
-pub(super) fn interpolates_linearly(attrs: &[(String, AttrValue<i64>)]) -> bool {
+pub(crate) fn interpolates_linearly(attrs: &[(String, AttrValue<i64>)]) -> bool {
     mode_is(attrs, "linear")
 }
 
 /// Whether a Resize of `dtype` with these named attributes leaves only its rounding open: a
 /// linear interpolation of integers (the precision analysis bounds it; cubic and bool
 /// interpolation are undefined).
-pub(super) fn rounds_integers_freely(attrs: &[(String, AttrValue<i64>)], dtype: DType) -> bool {
+pub(crate) fn rounds_integers_freely(attrs: &[(String, AttrValue<i64>)], dtype: DType) -> bool {
     dtype.is_int() && interpolates_linearly(attrs)
 }
 
@@ -238,7 +414,7 @@ fn mode_is(attrs: &[(String, AttrValue<i64>)], mode: &str) -> bool {
 /// modes), within 1e-5 relative: a compiler that computes coordinates in `float` may land on
 /// either side, so the output is fragile. Linear and cubic modes are continuous in the
 /// coordinate and never are.
-pub(super) fn nearest_ambiguous(a: &Args) -> Result<bool, RefError> {
+pub(crate) fn nearest_ambiguous(a: &Args) -> Result<bool, RefError> {
     if a.string("mode", "nearest") != "nearest" {
         return Ok(false);
     }
@@ -277,7 +453,7 @@ pub(super) fn nearest_ambiguous(a: &Args) -> Result<bool, RefError> {
 /// integer: the operator text's `scale = length_resized / length_original` then differs from
 /// the `scales` input the `onnx` reference uses (and `align_corners` from its fractional
 /// output length), so the readings give different outputs.
-pub(super) fn scales_ambiguous(a: &Args) -> Result<bool, RefError> {
+pub(crate) fn scales_ambiguous(a: &Args) -> Result<bool, RefError> {
     let Some(scales) = a.float_values(2)?.filter(|s| !s.is_empty()) else {
         return Ok(false);
     };
@@ -294,9 +470,9 @@ pub(super) fn scales_ambiguous(a: &Args) -> Result<bool, RefError> {
 /// (`test_resize_downsample_sizes_linear_pytorch_half_pixel`) cannot tell them apart (a
 /// linear tap at -0.5 reads the edge). Cubic weights and antialiased filters reach past the
 /// edge, so the readings give different outputs.
-pub(super) fn single_output_ambiguous(a: &Args) -> Result<bool, RefError> {
+pub(crate) fn single_output_ambiguous(a: &Args) -> Result<bool, RefError> {
     if a.string("coordinate_transformation_mode", "half_pixel") != "pytorch_half_pixel"
-        || !interpolates(a.attrs)
+        || !interpolates(a.attrs())
     {
         return Ok(false);
     }
@@ -305,7 +481,7 @@ pub(super) fn single_output_ambiguous(a: &Args) -> Result<bool, RefError> {
 }
 
 /// Runs `Resize`.
-pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
+fn resize(a: &Args) -> Result<Vec<Tensor>, RefError> {
     let x = a.x(0)?;
     let (axes, plan) = plan(a)?;
     let mode = a.string("mode", "nearest");
@@ -358,8 +534,8 @@ pub(super) fn apply(a: &Args) -> Result<Vec<Tensor>, RefError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::*;
     use crate::ir::DType;
+    use crate::ops::testing::*;
     use crate::ops::AttrValue;
     use tch::Tensor;
 
@@ -486,7 +662,7 @@ mod tests {
             DType::U64,
         );
         let carrier = y.to_kind(tch::Kind::Int64);
-        assert!(crate::reference::int_values(&carrier)
+        assert!(crate::ops::eval::int_values(&carrier)
             .unwrap()
             .iter()
             .all(|v| *v < 0 && *v > -4096));

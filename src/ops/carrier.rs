@@ -18,7 +18,7 @@
 //! itself but its order and division differ from the signed ones: the ops that depend on them
 //! go through [`super::numeric`].
 
-use super::RefError;
+use super::eval::RefError;
 use crate::ir::{Buffer, DType, Tensor};
 use tch::Kind;
 
