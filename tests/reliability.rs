@@ -288,3 +288,42 @@ fn reduced_crashes_get_a_bug_key_and_an_upstream_verdict_in_every_report() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("| upstream |"), "{md}");
 }
+
+/// The shipped binary (its allocator, its run-time loading) runs every in-process compiler:
+/// the test binaries link the same library but not the binary's global allocator, so only a
+/// campaign of the binary itself shows a process-level fault such as the allocator mix-up
+/// that once aborted every `openvino_cpu` test (`free(): invalid pointer` in OpenVINO's
+/// hwloc under mimalloc's `override`).
+#[test]
+fn the_shipped_binary_runs_each_in_process_compiler_without_dying() {
+    for target in ["ort_cpu", "openvino_cpu", "tract"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let run = Command::new(env!("CARGO_BIN_EXE_dlcfuzz"))
+            .args([
+                "fuzz",
+                "--target",
+                target,
+                "--seed",
+                "9",
+                "--max-tests",
+                "24",
+            ])
+            .args(["--time", "180", "--reduce-budget", "0", "--out"])
+            .arg(dir.path().join("campaign"))
+            .output()
+            .expect("dlcfuzz runs");
+        succeeded(&run);
+        let s = stats(&run.stdout);
+        let tests = s["tests"].as_u64().unwrap();
+        let deaths = signatures(&s)
+            .iter()
+            .filter(|g| g.starts_with("crash:") || g.starts_with("oom:"))
+            .count();
+        assert!(tests >= 24, "{target}: {s}");
+        assert!(s["valid"].as_u64().unwrap() >= tests / 2, "{target}: {s}");
+        assert!(
+            deaths <= 1,
+            "{target}: the worker died in {deaths} ways: {s}"
+        );
+    }
+}

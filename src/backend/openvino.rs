@@ -108,6 +108,35 @@ pub fn library() -> Result<PathBuf, String> {
     })
 }
 
+/// Loads the hwloc that sits beside OpenVINO's C library into the process's global scope,
+/// before OpenVINO loads it. oneTBB's `tbbbind` (the CPU plugin asks it for NUMA nodes) loads
+/// hwloc in a lookup scope of its own, where `free` is glibc's: under the `dlcfuzz` binary's
+/// mimalloc (`override`, see `src/bin/dlcfuzz.rs`) hwloc then frees mimalloc's memory with
+/// glibc's `free`, and the process aborts (`free(): invalid pointer`) at the first compile.
+/// Loaded globally first, hwloc binds the process's allocator and `tbbbind` reuses it. Nothing
+/// to do when there is no hwloc beside the library (another OpenVINO build).
+fn load_hwloc_globally(openvino_c: &std::path::Path) {
+    let Some(libs) = openvino_c.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(libs) else {
+        return;
+    };
+    let hwloc = entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("libhwloc.so"))
+    });
+    if let Some(hwloc) = hwloc {
+        use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+        // SAFETY: loading hwloc runs its initializers, which have no preconditions; it stays
+        // loaded for the life of the process (OpenVINO uses it until exit).
+        if let Ok(library) = unsafe { Library::open(Some(&hwloc), RTLD_NOW | RTLD_GLOBAL) } {
+            std::mem::forget(library);
+        }
+    }
+}
+
 /// OpenVINO CPU: one `Core`, given a level's properties before each compile (cores share
 /// the CPU plugin, so a core per level would not keep them apart).
 pub struct OpenVino {
@@ -119,6 +148,7 @@ impl OpenVino {
     /// Loads the C library and creates the core, or says what is missing.
     pub fn new() -> Result<OpenVino, String> {
         let path = library()?;
+        load_hwloc_globally(&path);
         openvino_sys::library::load_from(&path)
             .map_err(|e| format!("loading OpenVINO from {}: {e}", path.display()))?;
         let version = openvino::version().build_number;
