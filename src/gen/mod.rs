@@ -36,8 +36,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// torch.compile's mode byte draws Inductor's configuration from its top two bits.
 /// Version 12: the torch surface's attention row and the rows aimed at Inductor's
 /// pattern-matcher rewrites take their share of the row draws. Version 13: the six rows
-/// aimed at Inductor's freezing passes take theirs.
-pub const DECODER_VERSION: u32 = 13;
+/// aimed at Inductor's freezing passes take theirs. Version 14: `CumSum` takes its share of
+/// the op ring (consistent hashing: seeds whose draws land on its points change).
+pub const DECODER_VERSION: u32 = 14;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

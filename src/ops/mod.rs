@@ -543,6 +543,8 @@ mod tests {
             "Sum",
             "Mean",
             "Resize",
+            // Declared accumulating since the lists went.
+            "CumSum",
         ];
         let registered: std::collections::BTreeSet<&str> =
             registry().iter().map(|s| s.op_type()).collect();

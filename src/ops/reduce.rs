@@ -1,5 +1,5 @@
-//! Reductions and axis-wise normalizers: the `Reduce*` family (opset 18 form, `axes` as an
-//! `int64` input), `ArgMax`/`ArgMin`, and `Softmax`/`LogSoftmax`.
+//! Reductions and ops along one axis: the `Reduce*` family (opset 18 form, `axes` as an
+//! `int64` input), `ArgMax`/`ArgMin`, `Softmax`/`LogSoftmax` and `CumSum`.
 
 use super::eval;
 use super::eval::{Args, RefError};
@@ -319,6 +319,111 @@ impl OpSpec for Normalize {
     }
 }
 
+/// `CumSum(x, axis)` (opset 14): the running sum along `axis` (a 0-D constant operand),
+/// `exclusive` (each position sums the ones before it) and `reverse` (from the end). An
+/// accumulation: integer sums wrap in the dtype (signed overflow is undefined, as for every
+/// accumulating op).
+struct CumSum;
+
+impl CumSum {
+    /// The normalized axis of a node.
+    fn axis(a: &Args, rank: usize) -> Result<i64, RefError> {
+        let axis = a
+            .int_values(1)?
+            .and_then(|v| v.first().copied())
+            .ok_or_else(|| a.fail("axis is required"))?;
+        Ok(eval::norm_axis(axis, rank)? as i64)
+    }
+}
+
+impl OpSpec for CumSum {
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let x = a.x(0)?;
+        let axis = Self::axis(a, x.dim())?;
+        let reverse = a.int("reverse", 0) != 0;
+        let x = if reverse {
+            x.f_flip([axis])?
+        } else {
+            x.shallow_clone()
+        };
+        // Integers sum in int64 (libtorch's choice); the final wrap puts them back in the
+        // dtype, which is ONNX's wrap-around.
+        let mut y = x.f_cumsum(axis, None::<Kind>)?;
+        if a.int("exclusive", 0) != 0 {
+            // Shift by one along the axis, a zero first: no subtraction, no cancellation.
+            let n = y.size()[axis as usize];
+            let first = y.f_narrow(axis, 0, 1)?.f_zeros_like()?;
+            y = Tensor::f_cat(&[first, y.f_narrow(axis, 0, n - 1)?], axis)?;
+        }
+        Ok(vec![if reverse { y.f_flip([axis])? } else { y }])
+    }
+
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|cx| {
+            let Some(ConstInput::Scalar(_, axis)) = cx.attrs.consts.first() else {
+                return Err("CumSum without a constant axis".into());
+            };
+            if cx.int("exclusive", 0) != 0 {
+                return Err("an exclusive CumSum is no single torch call".into());
+            }
+            let d = *axis as i64;
+            let call = if cx.int("reverse", 0) != 0 {
+                format!("torch.flip(torch.cumsum(torch.flip({{0}}, [{d}]), {d}), [{d}])")
+            } else {
+                format!("torch.cumsum({{0}}, {d})")
+            };
+            Ok(TorchForm::whole(call, true))
+        }))
+    }
+
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
+    fn name(&self) -> &'static str {
+        "CumSum"
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        uniform_sigs(REDUCE_TYPES, 1)
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![WITH_AXIS]
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        _u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        same_rank_within(&WITH_AXIS, out_rank)
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
+        let axis = cx.axis(inputs[0].rank(), true);
+        let mut attrs = SymAttrs::default();
+        for flag in ["exclusive", "reverse"] {
+            if cx.flip() {
+                attrs.set(flag, AttrValue::Int(Int::from(1i64)));
+            }
+        }
+        attrs
+            .consts
+            .push(ConstInput::Scalar(DType::I64, axis as f64));
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {
+        Vec::new()
+    }
+
+    fn type_transfer(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        vec![inputs[0].dims.clone()]
+    }
+}
+
 /// The reduction family, in registry order.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
     let reduce = |name, types| {
@@ -356,6 +461,7 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
             name: "LogSoftmax",
             torch: None,
         }),
+        Box::new(CumSum),
     ]
 }
 
@@ -540,8 +646,10 @@ mod tests {
                         .collect();
                     let mut u = Unstructured::new(&bytes);
                     let Some(ranks) = spec.infer_input_types(&sig, out_rank, &mut u) else {
+                        // Only an op that keeps its input's rank and takes no rank-0
+                        // input has no way to reach rank 0.
                         assert!(
-                            spec.name().ends_with("Softmax") && out_rank == 0,
+                            out_rank == 0 && !spec.input_ranks(&sig)[0].contains(&0),
                             "{}",
                             spec.name()
                         );
@@ -575,6 +683,34 @@ mod evaluation_tests {
     use crate::ir::DType;
     use crate::ops::testing::*;
     use crate::ops::AttrValue;
+
+    #[test]
+    fn cumsum_is_inclusive_exclusive_and_reversible_along_its_axis() {
+        let x = || Some(f32s(&[1.0, 2.0, 3.0, 4.0, 10.0, 20.0, 30.0, 40.0], &[2, 4]));
+        let axis = || Some(i64s(&[-1], &[]));
+        let run = |exclusive: i64, reverse: i64| {
+            let attrs = [
+                ("exclusive", AttrValue::Int(exclusive)),
+                ("reverse", AttrValue::Int(reverse)),
+            ];
+            values(&run1("CumSum", &attrs, vec![x(), axis()], DType::F32))
+        };
+        assert_eq!(run(0, 0), [1., 3., 6., 10., 10., 30., 60., 100.]);
+        assert_eq!(run(1, 0), [0., 1., 3., 6., 0., 10., 30., 60.]);
+        assert_eq!(run(0, 1), [10., 9., 7., 4., 100., 90., 70., 40.]);
+        assert_eq!(run(1, 1), [9., 7., 4., 0., 90., 70., 40., 0.]);
+        // Along the first axis, and integers wrap in their dtype.
+        let rows = values(&run1(
+            "CumSum",
+            &[],
+            vec![x(), Some(i64s(&[0], &[]))],
+            DType::F32,
+        ));
+        assert_eq!(rows, [1., 2., 3., 4., 11., 22., 33., 44.]);
+        let big = Some(tch::Tensor::from_slice(&[i32::MAX, 1]));
+        let wrapped = run1("CumSum", &[], vec![big, Some(i64s(&[0], &[]))], DType::I32);
+        assert_eq!(values(&wrapped), [f64::from(i32::MAX), f64::from(i32::MIN)]);
+    }
 
     #[test]
     fn reduce_axes_input_keepdims_and_noop() {
