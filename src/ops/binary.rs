@@ -6,6 +6,7 @@
 //! zero divisor, at equality) is `reference::fragile`'s, as those rules read two inputs.
 
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
 use super::torch_form::{TorchForm, TorchWriter};
@@ -83,7 +84,18 @@ pub struct Binary {
     pub rounding: RoundingClass,
     /// The torch expression of the program targets (`{a}`, `{b}`), float32 only.
     pub torch: Option<&'static str>,
+    /// Where the output jumps near its float operands ([`OpSpec::near_jump`]), beyond a
+    /// comparison's flip where the operands meet.
+    pub jump: Option<Jump>,
+    /// Its exact result from its exact inputs, when a signed integer result may overflow:
+    /// the overflow is undefined ([`OpSpec::undefined`]).
+    pub overflow: Option<fragility::Exact>,
+    /// Another undefined case the specification leaves ([`OpSpec::undefined`]).
+    pub undefined: Option<fragility::Rule>,
 }
+
+/// Whether an output jumps near `x` (margin `mx`) and `y` (margin `my`), as `f64`.
+pub type Jump = fn(x: &Tensor, mx: &Tensor, y: &Tensor, my: &Tensor) -> bool;
 
 fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
     Binary {
@@ -95,6 +107,9 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
         eval,
         rounding: RoundingClass::Correct,
         torch: None,
+        jump: None,
+        overflow: None,
+        undefined: None,
     }
 }
 
@@ -133,6 +148,27 @@ impl Binary {
     fn accumulating(self) -> Binary {
         Binary {
             rounding: RoundingClass::Accumulating,
+            ..self
+        }
+    }
+
+    fn jumps(self, jump: Jump) -> Binary {
+        Binary {
+            jump: Some(jump),
+            ..self
+        }
+    }
+
+    fn overflows(self, exact: fragility::Exact) -> Binary {
+        Binary {
+            overflow: Some(exact),
+            ..self
+        }
+    }
+
+    fn undefined_when(self, rule: fragility::Rule) -> Binary {
+        Binary {
+            undefined: Some(rule),
             ..self
         }
     }
@@ -191,22 +227,56 @@ fn bit_shift(x: &Tensor, y: &Tensor, a: &EvalArgs) -> Result<Tensor, TchError> {
     }
 }
 
+/// `x mod y` jumps by `|y|` where `x / y` crosses an integer; near there either side is a
+/// correct rounding of the exact value (and near a zero divisor).
+fn mod_jumps(x: &Tensor, mx: &Tensor, y: &Tensor, my: &Tensor) -> bool {
+    let q = (x / y).round();
+    let distance = (x - &q * y).abs();
+    let slack = mx + q.abs() * my;
+    fragility::any(&y.abs().le_tensor(my)) || fragility::any(&distance.le_tensor(&slack))
+}
+
+/// BitShift: the operator text is silent on shift amounts of the bit width or more (or
+/// negative), which the C++ every kernel is written in leaves undefined.
+fn shift_past_width(node: &NodeValues) -> fragility::Verdict {
+    let width = (node.in_dtype().width() * 8) as f64;
+    let amount = node.exact(1)?;
+    Ok(
+        (fragility::any(&amount.ge(width)) || fragility::any(&amount.lt(0.0)))
+            .then_some("BitShift: shift amount of the bit width or more"),
+    )
+}
+
 /// Every broadcasting binary op, in the registry's order.
 pub fn table() -> &'static [Binary] {
     static TABLE: OnceLock<Vec<Binary>> = OnceLock::new();
     TABLE.get_or_init(|| {
         use Types::*;
         vec![
-            op("Add", Numeric, |x, y, _| x.f_add(y)).torch("torch.add({a}, {b})"),
-            op("Sub", Numeric, |x, y, _| x.f_sub(y)).torch("torch.sub({a}, {b})"),
-            op("Mul", Numeric, |x, y, _| x.f_mul(y)).torch("torch.mul({a}, {b})"),
+            op("Add", Numeric, |x, y, _| x.f_add(y))
+                .overflows(|x| &x[0] + &x[1])
+                .torch("torch.add({a}, {b})"),
+            op("Sub", Numeric, |x, y, _| x.f_sub(y))
+                .overflows(|x| &x[0] - &x[1])
+                .torch("torch.sub({a}, {b})"),
+            op("Mul", Numeric, |x, y, _| x.f_mul(y))
+                .overflows(|x| &x[0] * &x[1])
+                .torch("torch.mul({a}, {b})"),
             op("Div", Numeric, |x, y, a| match x.is_floating_point() {
                 true => x.f_div(y),
                 false => numeric::int_div(x, y, a.dtype),
             })
             .divisor()
+            // MIN / -1 is the only overflowing quotient.
+            .overflows(|x| &x[0] / &x[1])
+            // Near a zero divisor either side of it is a correct rounding.
+            .jumps(|_, _, y, my| fragility::any(&y.abs().le_tensor(my)))
             .torch("torch.div({a}, {b})"),
-            op("Mod", Numeric, modulo).divisor(),
+            op("Mod", Numeric, modulo)
+                .divisor()
+                // MIN % -1: its quotient overflows.
+                .overflows(|x| &x[0] / &x[1])
+                .jumps(mod_jumps),
             op("Pow", Float, pow)
                 .elementary()
                 .power()
@@ -253,7 +323,7 @@ pub fn table() -> &'static [Binary] {
                 .torch("torch.bitwise_or({a}, {b})"),
             op("BitwiseXor", Bitwise, |x, y, _| x.f_bitwise_xor_tensor(y))
                 .torch("torch.bitwise_xor({a}, {b})"),
-            op("BitShift", Unsigned, bit_shift),
+            op("BitShift", Unsigned, bit_shift).undefined_when(shift_past_width),
         ]
     })
 }
@@ -303,6 +373,41 @@ impl OpSpec for Binary {
         Some(TorchWriter::new(move |_| {
             Ok(TorchForm::elementwise(template.clone()))
         }))
+    }
+
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        if !node.float_input() {
+            return Ok(false);
+        }
+        let x = node.double(0);
+        let mx = node.margin_of(0, &x);
+        let second = || {
+            let y = node.double(1);
+            let my = node.margin_of(1, &y);
+            (y, my)
+        };
+        if self.compares() {
+            // A comparison flips where its operands meet.
+            let (y, my) = second();
+            return Ok(fragility::any(&(&x - &y).abs().le_tensor(&(mx + my))));
+        }
+        if let Some(near) = fragility::near_domain_edge(self.finite(), node) {
+            return Ok(near);
+        }
+        Ok(self.jump.is_some_and(|jump| {
+            let (y, my) = second();
+            jump(&x, &mx, &y, &my)
+        }))
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        if let Some(rule) = self.undefined {
+            return rule(node);
+        }
+        match self.overflow {
+            Some(exact) => fragility::signed_overflow(node, exact),
+            None => fragility::accumulation_overflow(self.rounding, self.name, |m| m, node),
+        }
     }
 
     fn finite(&self) -> Option<Finite> {

@@ -6,7 +6,10 @@
 //! `floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1` (or the
 //! ceil-mode variant of pools, see [`window`]).
 
+use super::eval;
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
+use super::ConcreteAttrs;
 use super::{
     same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec,
     RoundingClass, Sig, SymAttrs, SymTensor,
@@ -222,6 +225,27 @@ impl Pool {
 }
 
 impl OpSpec for Pool {
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        // AveragePool: with `count_include_pad = 0` a window of padding only averages no
+        // element (0 / 0); the operator text gives no value for it.
+        if self.name == "AveragePool" && all_padding_window(node.attrs, node.shapes[0]) {
+            return Ok(Some(
+                "AveragePool: a window of padding only with count_include_pad = 0",
+            ));
+        }
+        fragility::accumulation_overflow(self.rounding(), self.name, |m| m, node)
+    }
+
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        let x = node.shapes[0];
+        if self.name == "AveragePool" && ceil_window_past_end_padding(node.attrs, x) {
+            return Ok(Some("AveragePool: a ceil-mode window past the end padding with count_include_pad=1 (its divisor is unspecified)"));
+        }
+        // The output length of ceil mode depends on the opset's rule.
+        Ok(window_starts_in_right_padding(node.attrs, x)
+            .then_some("MaxPool/AveragePool: a ceil-mode window starting in the right padding"))
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![pool(a)?])
     }
@@ -565,10 +589,110 @@ fn conv(a: &Args) -> Result<Tensor, RefError> {
     )?)
 }
 
+/// One spatial axis of a pooling node: input length, kernel, stride, dilation, pads, and the
+/// output length this reference computes (ceil mode counts a window starting in the right
+/// padding, as MaxPool-12 and the `onnx` reference do).
+struct PoolAxis {
+    len: i64,
+    kernel: i64,
+    stride: i64,
+    dilation: i64,
+    pad_begin: i64,
+    pad_end: i64,
+    out: i64,
+}
+
+/// The spatial axes of a pooling node over input shape `x` (none when malformed).
+fn pool_axes(attrs: &ConcreteAttrs, x: &[usize]) -> Vec<PoolAxis> {
+    let ints = |name: &str| match attrs.get(name) {
+        Some(AttrValue::Ints(v)) => Some(v.clone()),
+        _ => None,
+    };
+    if x.len() < 3 {
+        return Vec::new();
+    }
+    let spatial = &x[2..];
+    let n = spatial.len();
+    let kernel = ints("kernel_shape").unwrap_or_default();
+    let strides = ints("strides").unwrap_or_else(|| vec![1; n]);
+    let pads = ints("pads").unwrap_or_else(|| vec![0; 2 * n]);
+    let dilations = ints("dilations").unwrap_or_else(|| vec![1; n]);
+    let ceil = pool_int(attrs, "ceil_mode") == 1;
+    (0..n)
+        .filter_map(|i| {
+            let (k, s, d) = (*kernel.get(i)?, *strides.get(i)?, *dilations.get(i)?);
+            let (pb, pe) = (
+                pads.get(i).copied().unwrap_or(0),
+                pads.get(n + i).copied().unwrap_or(0),
+            );
+            let len = spatial[i] as i64;
+            let span = len + pb + pe - (d * (k - 1) + 1);
+            if span < 0 || s < 1 {
+                return None;
+            }
+            let out = if ceil {
+                (span + s - 1) / s + 1
+            } else {
+                span / s + 1
+            };
+            Some(PoolAxis {
+                len,
+                kernel: k,
+                stride: s,
+                dilation: d,
+                pad_begin: pb,
+                pad_end: pe,
+                out,
+            })
+        })
+        .collect()
+}
+
+fn pool_int(attrs: &ConcreteAttrs, name: &str) -> i64 {
+    eval::int_attr(&attrs.named, name, 0)
+}
+
+/// Whether an AveragePool that excludes padding from its counts has a window (along some
+/// spatial axis) whose taps all fall into the padding.
+fn all_padding_window(attrs: &ConcreteAttrs, x: &[usize]) -> bool {
+    pool_int(attrs, "count_include_pad") == 0
+        && pool_axes(attrs, x).iter().any(|a| {
+            (0..a.out).any(|o| {
+                let start = o * a.stride - a.pad_begin;
+                (0..a.kernel).all(|j| !(0..a.len).contains(&(start + j * a.dilation)))
+            })
+        })
+}
+
+/// Whether a ceil-mode AveragePool that counts padding has a last window reaching past the
+/// end padding. "count_include_pad: Whether include pad pixels when calculating values for
+/// the edges" says nothing of the taps beyond the explicit pads that only ceil mode creates:
+/// ONNX Runtime divides by the taps inside input and pads, `onnx.reference` and OpenVINO each
+/// by another count (seen on one window: -0.406, -0.510 and -0.271).
+fn ceil_window_past_end_padding(attrs: &ConcreteAttrs, x: &[usize]) -> bool {
+    pool_int(attrs, "ceil_mode") == 1
+        && pool_int(attrs, "count_include_pad") == 1
+        && pool_axes(attrs, x).iter().any(|a| {
+            let last_tap = (a.out - 1) * a.stride - a.pad_begin + a.dilation * (a.kernel - 1);
+            last_tap >= a.len + a.pad_end
+        })
+}
+
+/// Whether a ceil-mode pooling node's last window starts in the right padding: MaxPool-12
+/// (and the `onnx` reference) count that window, the corrected text (onnx/onnx#5711, "Sliding
+/// windows that would start in the right padded region are ignored", MaxPool-22) drops it.
+fn window_starts_in_right_padding(attrs: &ConcreteAttrs, x: &[usize]) -> bool {
+    pool_int(attrs, "ceil_mode") == 1
+        && pool_axes(attrs, x)
+            .iter()
+            .any(|a| (a.out - 1) * a.stride - a.pad_begin >= a.len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ops::testing::*;
+    use crate::ops::Attrs;
 
     fn ints(v: &[i64]) -> AttrValue<Int> {
         AttrValue::Ints(v.iter().map(|d| Int::from(*d)).collect())
@@ -660,6 +784,50 @@ mod tests {
             g.infer_input_types(&Sig::uniform(DType::F32, 1), 2, &mut Unstructured::new(&[])),
             None
         );
+    }
+
+    #[test]
+    fn a_ceil_mode_window_starting_in_the_right_padding_is_found() {
+        let pool = |pads: Vec<i64>| Attrs {
+            named: vec![
+                ("kernel_shape".into(), AttrValue::Ints(vec![2])),
+                ("strides".into(), AttrValue::Ints(vec![2])),
+                ("pads".into(), AttrValue::Ints(pads)),
+                ("ceil_mode".into(), AttrValue::Int(1)),
+            ],
+            ..Attrs::default()
+        };
+        // Length 4, pads (0, 1): ceil gives 3 windows, the last starting at 4 (padding).
+        assert!(window_starts_in_right_padding(
+            &pool(vec![0, 1]),
+            &[1, 1, 4]
+        ));
+        assert!(!window_starts_in_right_padding(
+            &pool(vec![0, 0]),
+            &[1, 1, 4]
+        ));
+    }
+
+    #[test]
+    fn a_ceil_mode_average_window_past_the_end_padding_is_ambiguous_when_pads_count() {
+        let pool = |count_include_pad: i64| Attrs {
+            named: vec![
+                ("kernel_shape".into(), AttrValue::Ints(vec![3])),
+                ("strides".into(), AttrValue::Ints(vec![3])),
+                ("pads".into(), AttrValue::Ints(vec![0, 1])),
+                ("ceil_mode".into(), AttrValue::Int(1)),
+                (
+                    "count_include_pad".into(),
+                    AttrValue::Int(count_include_pad),
+                ),
+            ],
+            ..Attrs::default()
+        };
+        // Length 4, pads (0, 1): ceil gives 2 windows, the last covering 3, 4 (the pad) and
+        // 5 (past it). At length 5 the last window ends exactly on the pad.
+        assert!(ceil_window_past_end_padding(&pool(1), &[1, 1, 4]));
+        assert!(!ceil_window_past_end_padding(&pool(0), &[1, 1, 4]));
+        assert!(!ceil_window_past_end_padding(&pool(1), &[1, 1, 5]));
     }
 }
 

@@ -67,6 +67,12 @@ impl<'a> Args<'a> {
             .ok_or_else(|| RefError::Failed(format!("{}: input {i} is missing", self.op)))
     }
 
+    /// How many inputs it has, omitted optional ones included (data inputs, then constant
+    /// operands).
+    pub fn arity(&self) -> usize {
+        self.inputs.len()
+    }
+
     /// Optional input `i`.
     pub fn opt(&self, i: usize) -> Option<&Tensor> {
         self.inputs.get(i).and_then(Option::as_ref)

@@ -1,6 +1,7 @@
 //! Where, Cast and Clip; Dropout (inference: the identity) and Shape.
 
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::numeric;
 use super::shape::{broadcast, broadcast_input_ranks};
 use super::torch_form::{TorchForm, TorchWriter};
@@ -53,6 +54,32 @@ impl OpSpec for Where {
 struct Cast;
 
 impl OpSpec for Cast {
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        if !node.float_input() {
+            return Ok(false);
+        }
+        let x = node.double(0);
+        let mx = node.margin_of(0, &x);
+        // Truncation jumps at every integer; a float cast to bool jumps at zero.
+        Ok(match node.out_dtype {
+            DType::Bool => fragility::any(&x.abs().le_tensor(&mx)),
+            out => !out.is_float() && fragility::near_grid(&x, &mx, 0.0),
+        })
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        if let Some(rule) = fragility::nan_to_integer(node)? {
+            return Ok(Some(rule));
+        }
+        // "Casting from floating point to fixed point: undefined if OOR" (out of range).
+        if node.float_input() && node.out_dtype.is_int() {
+            let t = node.exact(0)?.f_trunc()?;
+            return Ok(fragility::outside(&t, node.out_dtype)
+                .then_some("Cast: float to integer out of range is undefined"));
+        }
+        Ok(None)
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         // The conversion itself is the final wrap into the output carrier (see
         // `carrier::wrap`): floats truncate toward zero, integers wrap, anything nonzero is

@@ -7,7 +7,8 @@
 //! input ranks that produce a wanted output rank, for backward insertion). It also carries
 //! what every later stage asks of it: its evaluation on the reference ([`OpSpec::evaluate`],
 //! required: a spec without one does not build), its rounding class, where it is finite and
-//! how a value search steps through it, and its torch form. [`eval`] holds what evaluations
+//! how a value search steps through it, its torch form, and its fragility rules (where it
+//! jumps, what the specification leaves undefined or open: [`fragility`]). [`eval`] holds what evaluations
 //! read ([`eval::Args`]), [`apply`] the one-node entry point; [`carrier`] the dtype ↔ libtorch
 //! carrier conversions.
 
@@ -16,6 +17,7 @@ pub mod binary;
 pub mod carrier;
 pub mod conv;
 pub mod eval;
+pub mod fragility;
 pub mod layout;
 pub mod matmul;
 pub mod misc;
@@ -315,6 +317,26 @@ pub trait OpSpec: Send + Sync {
     /// it has no torch form, and the program generator's menu leaves it out.
     fn torch_form(&self) -> Option<torch_form::TorchWriter<'_>> {
         None
+    }
+
+    /// Whether, for the values computed, an input lies within rounding distance (its
+    /// margin) of a jump of the output ([`fragility`]); by default, a float input near the
+    /// edge of its declared domain ([`OpSpec::finite`]).
+    fn near_jump(&self, node: &fragility::NodeValues) -> Result<bool, eval::RefError> {
+        Ok(fragility::near_domain_edge(self.finite(), node).unwrap_or(false))
+    }
+
+    /// Why the ONNX specification leaves the node's result undefined for the values computed
+    /// ([`fragility`]); by default, an integer accumulation that may leave its type's range.
+    fn undefined(&self, node: &fragility::NodeValues) -> fragility::Verdict {
+        fragility::accumulation_overflow(self.rounding(), self.op_type(), |m| m, node)
+    }
+
+    /// Why the specification admits more than one reading of the node for the values
+    /// computed ([`fragility`]): a compiler that follows any of them is right.
+    fn ambiguous(&self, node: &fragility::NodeValues) -> fragility::Verdict {
+        let _ = node;
+        Ok(None)
     }
 
     /// Its evaluation on the reference (libtorch, ONNX semantics): one tensor per output,

@@ -3,6 +3,7 @@
 
 use super::eval;
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::shape::norm_axis;
 use super::{
     uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
@@ -58,6 +59,25 @@ const CHANNEL_NORMS: &[ChannelNorm] = &[
 ];
 
 impl OpSpec for ChannelNorm {
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        // InstanceNormalization leaves the precision of its mean and variance open (unlike
+        // LayerNormalization's `stash_type`): on float16, a kernel that computes them in
+        // float16 overflows where an instance's sum of squares leaves the float16 range, one
+        // that computes them in float32 (ONNX Runtime) does not.
+        if self.name != "InstanceNormalization" || node.in_dtype() != DType::F16 {
+            return Ok(None);
+        }
+        let x = node.double(0);
+        let spatial: Vec<i64> = (2..x.dim() as i64).collect();
+        let overflows = !spatial.is_empty()
+            && fragility::any(
+                &x.square()
+                    .sum_dim_intlist(spatial.as_slice(), false, Kind::Double)
+                    .gt(f64::from(half::f16::MAX)),
+            );
+        Ok(overflows.then_some("InstanceNormalization: float16 statistics whose sum of squares leaves the float16 range (their precision is unspecified)"))
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         (self.evaluate)(a)
     }
@@ -125,6 +145,16 @@ impl OpSpec for ChannelNorm {
 struct LayerNorm;
 
 impl OpSpec for LayerNorm {
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        // LayerNormalization-17 on float64 with the default `stash_type` (1, float32): its
+        // function body casts X to float32 for stage one ("This also specifies stage one's
+        // computation precision"), where a large mean cancels; ONNX Runtime and
+        // `onnx.reference` (before onnx/onnx#8439) compute it in float64. Both readings are in
+        // use.
+        Ok((node.in_dtype() == DType::F64 && node.int("stash_type", 1) == 1)
+            .then_some("LayerNormalization: float64 with stage one stashed in float32 (function body vs onnx.reference)"))
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let rank = x.dim();

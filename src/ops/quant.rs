@@ -5,6 +5,7 @@
 //! kernel may use either; zero points are constant scalars of the quantized type.
 
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::{AttrCx, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor};
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -57,6 +58,31 @@ impl Linear {
 }
 
 impl OpSpec for Linear {
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        if self.dequantize || !node.float_input() {
+            return Ok(false);
+        }
+        // Rounding to the nearest integer jumps at every half of the scale.
+        let x = node.double(0);
+        let mx = node.margin_of(0, &x);
+        let scale = match node.attrs.consts.first() {
+            Some(ConstInput::Scalar(_, scale)) => *scale,
+            _ => 1.0,
+        };
+        Ok(fragility::near_grid(
+            &(&x / scale),
+            &(&mx / scale.abs()),
+            0.5,
+        ))
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        if self.dequantize {
+            return Ok(None);
+        }
+        fragility::nan_to_integer(node)
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let scale = a.x(1)?.f_to_kind(Kind::Float)?;
         let zero_point = a.opt(2).map(|z| z.f_to_kind(Kind::Float)).transpose()?;

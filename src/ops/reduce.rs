@@ -3,6 +3,7 @@
 
 use super::eval;
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::numeric;
 use super::shape::norm_axis;
 use super::torch_form::{list, TorchForm, TorchWriter};
@@ -106,6 +107,38 @@ struct Reduce {
 }
 
 impl OpSpec for Reduce {
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        // ReduceLogSumExp on integers: `log(sum(exp(x)))` is not an integer, and the operator
+        // text never says how it (or each `exp`) becomes one; kernels truncate each term,
+        // truncate the result or round it.
+        if self.name == "ReduceLogSumExp" && !node.float_input() {
+            return Ok(Some(
+                "ReduceLogSumExp: rounding of an integer result is unspecified",
+            ));
+        }
+        // Every partial result is bounded by the op on magnitudes (a product's on
+        // max(|x|, 1)); ReduceL2's by its sum of squares.
+        let (bound, magnitude): (&'static str, fn(Tensor) -> Tensor) = match self.name {
+            "ReduceProd" => (self.name, |m| m.clamp_min(1.0)),
+            "ReduceL2" => ("ReduceSumSquare", |m| m),
+            _ => (self.name, |m| m),
+        };
+        fragility::accumulation_overflow(self.rounding(), bound, magnitude, node)
+    }
+
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        match self.name {
+            "ReduceLogSumExp" => fragility::exp_leaves_normal_range(node),
+            // ReduceL2 and ReduceMean on integers: sqrt and a division form a fractional
+            // value and the operator texts never say how it becomes an integer (truncation
+            // and rounding are both in use).
+            "ReduceL2" | "ReduceMean" if node.in_dtype().is_int() => Ok(Some(
+                "ReduceL2/ReduceLogSum/ReduceMean: rounding of an integer result is unspecified",
+            )),
+            _ => Ok(None),
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![reduce(a)?])
     }
@@ -194,6 +227,31 @@ struct Arg {
 }
 
 impl OpSpec for Arg {
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        if !node.float_input() {
+            return Ok(false);
+        }
+        // A near-tie between the two largest (smallest) along the axis.
+        let x = node.double(0);
+        let mx = node.margin_of(0, &x);
+        let rank = x.dim() as i64;
+        let axis = node.int("axis", 0);
+        let axis = if axis < 0 { axis + rank } else { axis };
+        if x.size()[axis as usize] < 2 {
+            return Ok(false);
+        }
+        let largest = self.name == "ArgMax";
+        let (top, _) = x.f_topk(2, axis, largest, true)?;
+        let gap = (top.select(axis, 0) - top.select(axis, 1)).abs();
+        // Twice the widest margin along the axis: both contenders may move.
+        let widest = mx.broadcast_to(x.size()).f_amax([axis].as_slice(), false)?;
+        Ok(fragility::any(&gap.le_tensor(&(widest * 2.0))))
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        fragility::nan_to_integer(node)
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![arg(a)?])
     }

@@ -16,6 +16,7 @@
 //! `onnx` reference implementation uses the fractional length and -0.5 there).
 
 use super::eval::{self, Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::layout::{normalized_axes, signed_axis};
 use super::numeric::{carrier_reading, int_range, to_double};
 use super::{
@@ -80,6 +81,47 @@ impl Resize {
 }
 
 impl OpSpec for Resize {
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        // A nearest-mode source coordinate on a rounding boundary (any dtype: the index it
+        // picks jumps).
+        node.reads(nearest_ambiguous)
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        // Cubic interpolation of an integer tensor forms a fractional value that may
+        // overshoot the type's range, and the operator text never says how it becomes an
+        // integer again (onnx/onnx issue 3390, "Rounding behavior of Resize when
+        // interpolating on integral types is unspecified") nor what an overshoot gives; a
+        // "weighted average" of bools is no bool at all. A linear interpolation of integers
+        // stays within the input's range, so only its rounding is open: the precision
+        // analysis bounds it (`precision::integer_interpolation_freedom`).
+        let named = &node.attrs.named;
+        if !node.float_input()
+            && interpolates(named)
+            && !rounds_integers_freely(named, node.in_dtype())
+        {
+            return Ok(Some(
+                "Resize: a cubic-interpolated integer or an interpolated bool is unspecified",
+            ));
+        }
+        fragility::accumulation_overflow(self.rounding(), "Resize", |m| m, node)
+    }
+
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        // Resize-19: "scale = length_resized / length_original" in the operator text, while
+        // `onnx.reference` and the backend tests (test_resize_downsample_scales_*) use the
+        // `scales` input; with a non-integral `length_original * scale` the two differ, and
+        // so does `align_corners` over the integral or the fractional output length.
+        if node.reads(scales_ambiguous)? {
+            return Ok(Some(
+                "Resize: `scales` with a non-integral output length (text vs onnx.reference)",
+            ));
+        }
+        Ok(node
+            .reads(single_output_ambiguous)?
+            .then_some("Resize: pytorch_half_pixel onto one output (text 0, onnx.reference -0.5)"))
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         resize(a)
     }

@@ -9,6 +9,7 @@
 //! ([`crate::gen::menu::op_key`]), so it does not move existing seeds.
 
 use super::eval::{Args, RefError};
+use super::fragility::{self, NodeValues};
 use super::torch_form::{float, TorchForm, TorchWriter};
 pub use super::validity::Domain;
 use super::validity::{Finite, Growth, Proxy};
@@ -111,6 +112,11 @@ pub struct Unary {
     pub proxy: Option<Proxy>,
     /// It only passes data through ([`OpSpec::moves_data`]).
     pub moves_data: bool,
+    /// Its exact result from its exact input, when a signed integer result may overflow
+    /// (`Neg` and `Abs` of the minimum): the overflow is undefined ([`OpSpec::undefined`]).
+    pub overflow: Option<fragility::Exact>,
+    /// Where the specification admits more than one reading ([`OpSpec::ambiguous`]).
+    pub ambiguity: Option<fragility::Rule>,
     /// Whether it is finite on its domain's edge, derived once from `eval`
     /// ([`Unary::finite_at`]): [`OpSpec::finite`] is asked for every node of every test's
     /// fragility walk.
@@ -131,6 +137,8 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Unary {
         growth: None,
         proxy: None,
         moves_data: false,
+        overflow: None,
+        ambiguity: None,
         edge_finite: OnceLock::new(),
     }
 }
@@ -185,6 +193,20 @@ impl Unary {
     fn grows(self, growth: Growth) -> Unary {
         Unary {
             growth: Some(growth),
+            ..self
+        }
+    }
+
+    fn overflows(self, exact: fragility::Exact) -> Unary {
+        Unary {
+            overflow: Some(exact),
+            ..self
+        }
+    }
+
+    fn ambiguous(self, rule: fragility::Rule) -> Unary {
+        Unary {
+            ambiguity: Some(rule),
             ..self
         }
     }
@@ -291,8 +313,11 @@ pub fn table() -> &'static [Unary] {
                 true => Ok(x.shallow_clone()),
                 false => x.f_abs(),
             })
+            .overflows(|x| x[0].abs())
             .torch("torch.abs({x})"),
-            op("Neg", Signed, |x, _| x.f_neg()).torch("torch.neg({x})"),
+            op("Neg", Signed, |x, _| x.f_neg())
+                .overflows(|x| -&x[0])
+                .torch("torch.neg({x})"),
             op("Sign", Numeric, |x, a| match a.dtype.is_unsigned() {
                 true => x.f_ne(0)?.f_to_kind(x.kind()),
                 false => x.f_sign(),
@@ -359,6 +384,7 @@ pub fn table() -> &'static [Unary] {
             op("Softplus", Float, |x, _| softplus(x))
                 .elementary()
                 .grows(Growth::Up)
+                .ambiguous(fragility::exp_leaves_normal_range)
                 .torch("torch.nn.functional.softplus({x})"),
             op("Softsign", Float, |x, _| x.f_div(&x.f_abs()?.f_add_scalar(1.0)?))
                 .elementary()
@@ -430,6 +456,33 @@ impl OpSpec for Unary {
 
     fn proxy(&self) -> Option<Proxy> {
         self.proxy
+    }
+
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        if !node.float_input() {
+            return Ok(false);
+        }
+        let x = node.double(0);
+        let mx = node.margin_of(0, &x);
+        Ok(match self.jumps {
+            // A declared jump (Sign at 0, ThresholdedRelu at alpha, Shrink at ±lambd).
+            Some(Jumps::At(at)) => at(&self.float_values(&node.attrs.named))
+                .into_iter()
+                .any(|j| fragility::any(&(&x - j).abs().le_tensor(&mx))),
+            Some(Jumps::Grid(offset)) => fragility::near_grid(&x, &mx, offset),
+            None => fragility::near_domain_edge(self.finite(), node).unwrap_or(false),
+        })
+    }
+
+    fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
+        match self.overflow {
+            Some(exact) => fragility::signed_overflow(node, exact),
+            None => Ok(None),
+        }
+    }
+
+    fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
+        self.ambiguity.map_or(Ok(None), |rule| rule(node))
     }
 
     fn moves_data(&self) -> bool {
