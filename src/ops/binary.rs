@@ -5,6 +5,7 @@
 //! and its torch expression for the program targets. Where such an op's output jumps (near a
 //! zero divisor, at equality) is `reference::fragile`'s, as those rules read two inputs.
 
+use super::accumulation::Terms;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
 use super::numeric;
@@ -348,6 +349,14 @@ pub fn evaluate(row: &Binary, inputs: &[&Tensor], args: &EvalArgs) -> Result<Ten
 }
 
 impl OpSpec for Binary {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // A variadic row folds all its inputs.
+        match self.arity {
+            Arity::Two => 1.0,
+            Arity::Fold | Arity::Mean => node.data as f64,
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let inputs = match self.arity {
             Arity::Two => vec![a.x(0)?, a.x(1)?],

@@ -6,6 +6,7 @@
 //! `floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1` (or the
 //! ceil-mode variant of pools, see [`window`]).
 
+use super::accumulation::{self, Terms};
 use super::eval;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
@@ -109,6 +110,12 @@ fn window(attrs: &SymAttrs, x: &[Int], pads_below_kernel: bool) -> (Vec<Bool>, V
 struct Conv;
 
 impl OpSpec for Conv {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // Each output sums one kernel window over its group's input channels.
+        let w = node.size(1);
+        accumulation::product(&w) / w.first().copied().unwrap_or(1).max(1) as f64
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![conv(a)?])
     }
@@ -225,6 +232,13 @@ impl Pool {
 }
 
 impl OpSpec for Pool {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        match node.attrs.iter().find(|(n, _)| n == "kernel_shape") {
+            Some((_, AttrValue::Ints(k))) if self.name == "AveragePool" => accumulation::product(k),
+            _ => 1.0,
+        }
+    }
+
     fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
         // AveragePool: with `count_include_pad = 0` a window of padding only averages no
         // element (0 / 0); the operator text gives no value for it.
@@ -322,6 +336,13 @@ struct GlobalPool {
 }
 
 impl OpSpec for GlobalPool {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        match self.name {
+            "GlobalAveragePool" => accumulation::product(node.size(0).get(2..).unwrap_or(&[])),
+            _ => 1.0,
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let dims: Vec<i64> = (2..x.dim() as i64).collect();

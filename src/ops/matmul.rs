@@ -1,6 +1,7 @@
 //! Matrix products: `MatMul` (numpy semantics, 1-D promotion and batch broadcasting) and
 //! `Gemm` (2-D, optional transposes, `alpha`/`beta`, optional broadcast bias `C`).
 
+use super::accumulation::Terms;
 use super::eval::{Args, RefError};
 use super::shape::broadcast;
 use super::torch_form::{TorchForm, TorchWriter};
@@ -49,6 +50,10 @@ fn matmul_shape(a: &[Int], b: &[Int]) -> (Vec<Bool>, Vec<Int>) {
 struct MatMul;
 
 impl OpSpec for MatMul {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        node.along(-1)
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![a.x(0)?.f_matmul(a.x(1)?)?])
     }
@@ -134,6 +139,11 @@ fn scale(cx: &mut AttrCx) -> f32 {
 }
 
 impl OpSpec for Gemm {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // The inner dimension: A's second dim, or its first when A is transposed.
+        node.along(if node.int("transA", 0) != 0 { 0 } else { 1 })
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let t = |x: &Tensor, attr: &str| -> Result<Tensor, RefError> {
             Ok(if a.int(attr, 0) != 0 {

@@ -12,6 +12,7 @@
 //! read ([`eval::Args`]), [`apply`] the one-node entry point; [`carrier`] the dtype ↔ libtorch
 //! carrier conversions.
 
+pub mod accumulation;
 pub mod apply;
 pub mod binary;
 pub mod carrier;
@@ -316,6 +317,20 @@ pub trait OpSpec: Send + Sync {
     /// How the program lowering writes a node of it as one torch call (float32); `None`:
     /// it has no torch form, and the program generator's menu leaves it out.
     fn torch_form(&self) -> Option<torch_form::TorchWriter<'_>> {
+        None
+    }
+
+    /// How many terms it sums into each output element (an accumulating operator's
+    /// rounding grows with them, [`accumulation`]); 1 for one rounding per element.
+    fn accumulated_terms(&self, node: &accumulation::Terms) -> f64 {
+        let _ = node;
+        1.0
+    }
+
+    /// The type its kernels may legally work in when the operator text names one coarser
+    /// than the declared type (`None`: the declared type).
+    fn working_type(&self, attrs: &[(String, AttrValue<i64>)]) -> Option<DType> {
+        let _ = attrs;
         None
     }
 

@@ -1,6 +1,7 @@
 //! Normalizations: BatchNormalization (inference mode), InstanceNormalization and
 //! LayerNormalization. Each emits one output of the input's shape.
 
+use super::accumulation::{self, Terms};
 use super::eval;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
@@ -59,6 +60,15 @@ const CHANNEL_NORMS: &[ChannelNorm] = &[
 ];
 
 impl OpSpec for ChannelNorm {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        match self.name {
+            // Statistics over each instance's spatial elements.
+            "InstanceNormalization" => accumulation::product(node.size(0).get(2..).unwrap_or(&[])),
+            // Inference mode: given statistics, an affine form per element.
+            _ => 1.0,
+        }
+    }
+
     fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
         // InstanceNormalization leaves the precision of its mean and variance open (unlike
         // LayerNormalization's `stash_type`): on float16, a kernel that computes them in
@@ -145,6 +155,21 @@ impl OpSpec for ChannelNorm {
 struct LayerNorm;
 
 impl OpSpec for LayerNorm {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        let x = node.size(0);
+        accumulation::product(&x[node.axis(node.int("axis", -1))..])
+    }
+
+    fn working_type(&self, attrs: &[(String, AttrValue<i64>)]) -> Option<DType> {
+        // "stash_type: Type of Mean and InvStdDev. This also specifies stage one's
+        // computation precision." (default 1, float32): a float64 LayerNormalization may
+        // compute its statistics in float32.
+        let stash = eval::int_attr(attrs, "stash_type", 1);
+        DType::ALL
+            .into_iter()
+            .find(|d| i64::from(d.onnx_code()) == stash && d.is_float())
+    }
+
     fn ambiguous(&self, node: &NodeValues) -> fragility::Verdict {
         // LayerNormalization-17 on float64 with the default `stash_type` (1, float32): its
         // function body casts X to float32 for stage one ("This also specifies stage one's

@@ -1,6 +1,7 @@
 //! Reductions and ops along one axis: the `Reduce*` family (opset 18 form, `axes` as an
 //! `int64` input), `ArgMax`/`ArgMin`, `Softmax`/`LogSoftmax` and `CumSum`.
 
+use super::accumulation::{self, Terms};
 use super::eval;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
@@ -107,6 +108,18 @@ struct Reduce {
 }
 
 impl OpSpec for Reduce {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // The reduced share of the input (axes come as a constant operand).
+        let x = node.size(0);
+        match node.constant_ints() {
+            Some(axes) if !axes.is_empty() => {
+                axes.iter().map(|d| x[node.axis(*d)] as f64).product()
+            }
+            _ if node.int("noop_with_empty_axes", 0) != 0 => 1.0,
+            _ => accumulation::product(&x),
+        }
+    }
+
     fn undefined(&self, node: &NodeValues) -> fragility::Verdict {
         // ReduceLogSumExp on integers: `log(sum(exp(x)))` is not an integer, and the operator
         // text never says how it (or each `exp`) becomes one; kernels truncate each term,
@@ -318,6 +331,10 @@ struct Normalize {
 }
 
 impl OpSpec for Normalize {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        node.along(node.int("axis", -1))
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let axis = eval::norm_axis(a.int("axis", -1), x.dim())? as i64;
@@ -395,6 +412,14 @@ impl CumSum {
 }
 
 impl OpSpec for CumSum {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // The longest running sum: the whole axis.
+        match node.constant_ints().and_then(|a| a.first().copied()) {
+            Some(axis) => node.along(axis),
+            None => 1.0,
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let axis = Self::axis(a, x.dim())?;

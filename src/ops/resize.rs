@@ -81,6 +81,13 @@ impl Resize {
 }
 
 impl OpSpec for Resize {
+    fn working_type(&self, attrs: &[(String, AttrValue<i64>)]) -> Option<DType> {
+        // The interpolation weights come from the float32 `scales` (or `roi`) input, and the
+        // operator text never asks for the coordinate transform in a wider type, so weights
+        // computed in float32 are a legal evaluation for any data type.
+        interpolates(attrs).then_some(DType::F32)
+    }
+
     fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
         // A nearest-mode source coordinate on a rounding boundary (any dtype: the index it
         // picks jumps).

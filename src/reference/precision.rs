@@ -43,10 +43,11 @@ use super::{int8_activations, int_attr, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
+use crate::ops::accumulation::Terms;
 use crate::ops::numeric;
 use crate::ops::numeric::int_range;
 use crate::ops::resize;
-use crate::ops::{AttrValue, RoundingClass};
+use crate::ops::{registry, AttrValue, OpSpec, RoundingClass};
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -120,28 +121,12 @@ pub fn allowance(rounding: RoundingClass) -> f64 {
     }
 }
 
-/// The unit roundoff an `op_type` kernel producing `declared` may legally work in: the
-/// declared type's, unless the operator itself names a coarser one.
-///
-/// - `LayerNormalization`: "stash_type: Type of Mean and InvStdDev. This also specifies stage
-///   one's computation precision." (default 1, float32): a float64 LayerNormalization may
-///   compute its statistics in float32.
-/// - `Resize` (linear, cubic): the interpolation weights come from the float32 `scales` (or
-///   `roi`) input, and the operator text never asks for the coordinate transform in a wider
-///   type, so weights computed in float32 are a legal evaluation for any data type.
-fn working_roundoff(op_type: &str, attrs: &[(String, AttrValue<i64>)], declared: DType) -> f64 {
+/// The unit roundoff a kernel of `spec` producing `declared` may legally work in: the
+/// declared type's, unless the operator names a coarser one ([`OpSpec::working_type`]).
+fn working_roundoff(spec: &dyn OpSpec, attrs: &[(String, AttrValue<i64>)], declared: DType) -> f64 {
     let own = unit_roundoff(declared);
-    let named = match op_type {
-        "LayerNormalization" => {
-            let stash = int_attr(attrs, "stash_type", 1);
-            DType::ALL
-                .into_iter()
-                .find(|d| i64::from(d.onnx_code()) == stash && d.is_float())
-        }
-        "Resize" if resize::interpolates(attrs) => Some(DType::F32),
-        _ => None,
-    };
-    named.map_or(own, |d| own.max(unit_roundoff(d)))
+    spec.working_type(attrs)
+        .map_or(own, |d| own.max(unit_roundoff(d)))
 }
 
 /// One value's exact elements and how far each may legally stray, flattened.
@@ -440,17 +425,24 @@ fn evaluate(
             .map(|d| arithmetic.compute(*d))
             .collect();
         let class = op.rounding();
+        let spec = registry()[op.spec].as_ref();
         let parts = node_parts(op);
         if let (Some(r), true) = (rounding, class.elementary() || class.accumulates()) {
             // A sum of n terms in the output's precision loses about √n roundings per term
             // (√n·u·|partial sums| on a random walk, n·u with one sign).
-            let terms = accumulated_terms(op_type, parts.attrs, &inputs.tensors, data);
+            let terms = spec
+                .accumulated_terms(&Terms {
+                    attrs: parts.attrs,
+                    inputs: &inputs.tensors,
+                    data,
+                })
+                .max(1.0);
             for k in 0..data {
                 let declared = graph.ty(graph.inputs_of(n)[k]).dtype;
                 if let Some(t) = inputs.tensors[k].as_mut() {
                     if declared.is_float() {
                         let unit = allowance(class)
-                            * working_roundoff(op_type, parts.attrs, declared)
+                            * working_roundoff(spec, parts.attrs, declared)
                             * terms.sqrt();
                         *t = perturb(t, unit, r, (n.index(), 100 + k))?;
                     }
@@ -467,35 +459,34 @@ fn evaluate(
             // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
             // sqrt(var + eps)` is large was judged with a few ulp of slack).
             let extra = match op_type {
-                "Resize" => resize_rounding(class, parts.attrs, &inputs.tensors, &declared_out)?,
+                "Resize" => {
+                    resize_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)?
+                }
                 "MatMul" if int8_activations::applies(graph, n) => {
                     match (&inputs.tensors[0], &inputs.tensors[1]) {
                         (Some(a), Some(w)) => Some(int8_activations::error(a, w)?),
                         _ => None,
                     }
                 }
-                _ => match affine_rounding(
-                    op_type,
-                    class,
-                    parts.attrs,
-                    &inputs.tensors,
-                    &declared_out,
-                )? {
-                    Some(affine) => Some(affine),
-                    None if class.elementary() => Some(
-                        outs[0]
-                            .f_ones_like()?
-                            .f_mul_scalar(allowance(class) * unit_roundoff(declared_out[0]))?,
-                    ),
-                    None => None,
-                },
+                _ => {
+                    match affine_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)?
+                    {
+                        Some(affine) => Some(affine),
+                        None if class.elementary() => Some(
+                            outs[0]
+                                .f_ones_like()?
+                                .f_mul_scalar(allowance(class) * unit_roundoff(declared_out[0]))?,
+                        ),
+                        None => None,
+                    }
+                }
             };
             for (k, out) in outs.iter_mut().enumerate() {
                 let declared = declared_out[k];
                 if !declared.is_float() {
                     continue;
                 }
-                let unit = allowance(class) * working_roundoff(op_type, parts.attrs, declared);
+                let unit = allowance(class) * working_roundoff(spec, parts.attrs, declared);
                 *out = perturb(out, unit, r, (n.index(), k))?;
                 if let (0, Some(extra)) = (k, &extra) {
                     let extra = extra.f_to_kind(out.kind())?.f_expand_as(out)?;
@@ -517,63 +508,6 @@ fn evaluate(
         }
     }
     Ok(values)
-}
-
-/// How many terms an accumulating op sums into each output element (1 for the rest): the
-/// reduced elements of a reduction, the inner dimension of a product, the window of a
-/// convolution or pool, the normalized elements of a normalization or softmax.
-fn accumulated_terms(
-    op_type: &str,
-    attrs: &[(String, crate::ops::AttrValue<i64>)],
-    inputs: &[Option<tch::Tensor>],
-    data: usize,
-) -> f64 {
-    use crate::ops::AttrValue;
-    let size = |i: usize| {
-        inputs
-            .get(i)
-            .and_then(Option::as_ref)
-            .map(tch::Tensor::size)
-            .unwrap_or_default()
-    };
-    let int = |name: &str, default: i64| int_attr(attrs, name, default);
-    let x = size(0);
-    let rank = x.len() as i64;
-    let axis = |a: i64| (if a < 0 { a + rank } else { a }).clamp(0, rank.max(1) - 1) as usize;
-    let product = |dims: &[i64]| dims.iter().product::<i64>().max(1) as f64;
-    let n = match op_type {
-        "MatMul" => x.last().copied().unwrap_or(1) as f64,
-        "Gemm" => {
-            let k = if int("transA", 0) != 0 { 0 } else { 1 };
-            x.get(k).copied().unwrap_or(1) as f64
-        }
-        "Conv" | "ConvTranspose" => {
-            let w = size(1);
-            product(&w) / w.first().copied().unwrap_or(1).max(1) as f64
-        }
-        "Softmax" | "LogSoftmax" => x.get(axis(int("axis", -1))).copied().unwrap_or(1) as f64,
-        "LayerNormalization" => product(&x[axis(int("axis", -1))..]),
-        "InstanceNormalization" | "GlobalAveragePool" => product(x.get(2..).unwrap_or(&[])),
-        "AveragePool" => match attrs.iter().find(|(n, _)| n == "kernel_shape") {
-            Some((_, AttrValue::Ints(k))) => product(k),
-            _ => 1.0,
-        },
-        "Sum" | "Mean" => data as f64,
-        // Reductions: the reduced share of the input (axes come as a constant operand).
-        op if op.starts_with("Reduce") => {
-            let axes: Option<Vec<i64>> = inputs
-                .get(data)
-                .and_then(Option::as_ref)
-                .and_then(|t| crate::ops::eval::int_values(t).ok());
-            match axes {
-                Some(a) if !a.is_empty() => a.iter().map(|d| x[axis(*d)] as f64).product(),
-                _ if int("noop_with_empty_axes", 0) != 0 => 1.0,
-                _ => product(&x),
-            }
-        }
-        _ => 1.0,
-    };
-    n.max(1.0)
 }
 
 /// The draws `r` of a rounding, shaped like `t` (`key` seeds the random ones).
@@ -673,6 +607,7 @@ fn shift_integers(
 /// much, so the output by `c·u·max|x|·(largest input length)`. `None` for nearest, which is
 /// exact.
 fn resize_rounding(
+    spec: &dyn OpSpec,
     class: RoundingClass,
     attrs: &[(String, crate::ops::AttrValue<i64>)],
     inputs: &[Option<tch::Tensor>],
@@ -685,7 +620,7 @@ fn resize_rounding(
         return Ok(None);
     }
     let declared = out.first().copied().unwrap_or(DType::F32);
-    let unit = allowance(class) * working_roundoff("Resize", attrs, declared);
+    let unit = allowance(class) * working_roundoff(spec, attrs, declared);
     Ok(Some(tch::Tensor::from(interpolation_error(unit, x)?)))
 }
 
@@ -694,7 +629,7 @@ fn resize_rounding(
 /// cancels (a constant row, a spatial size of one) this is the whole of a kernel's error, and
 /// a relative perturbation of the output cannot show it. `None` for other ops.
 fn affine_rounding(
-    op_type: &str,
+    spec: &dyn OpSpec,
     class: RoundingClass,
     attrs: &[(String, crate::ops::AttrValue<i64>)],
     inputs: &[Option<tch::Tensor>],
@@ -726,7 +661,7 @@ fn affine_rounding(
     };
     // The moments a kernel computes itself (not BatchNormalization's given ones) are over
     // `dims`: their one-pass variance `E[x²] − E[x]²` cancels where the mean dominates.
-    let (mean, var, scale, bias, dims) = match op_type {
+    let (mean, var, scale, bias, dims) = match spec.op_type() {
         "BatchNormalization" => {
             let p = |i: usize| get(i).map(per_channel).transpose();
             let (Some(s), Some(b), Some(m), Some(v)) = (p(1)?, p(2)?, p(3)?, p(4)?) else {
@@ -759,7 +694,7 @@ fn affine_rounding(
         _ => return Ok(None),
     };
     let declared = out.first().copied().unwrap_or(DType::F32);
-    let unit = allowance(class) * working_roundoff(op_type, attrs, declared);
+    let unit = allowance(class) * working_roundoff(spec, attrs, declared);
     let a = scale.f_abs()?.f_mul(&var.f_add_scalar(eps)?.f_rsqrt()?)?;
     let mut term = x.f_abs()?.f_add(&mean.f_abs()?)?.f_mul(&a)?;
     if let Some(b) = bias {
