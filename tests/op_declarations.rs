@@ -117,5 +117,8 @@ fn every_accumulating_operator_declares_its_terms() {
             silent.push(spec.name());
         }
     }
-    assert!(silent.is_empty(), "accumulating, but one term declared: {silent:?}");
+    assert!(
+        silent.is_empty(),
+        "accumulating, but one term declared: {silent:?}"
+    );
 }

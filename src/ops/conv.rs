@@ -12,8 +12,8 @@ use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
 use super::ConcreteAttrs;
 use super::{
-    same_rank_within, uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec,
-    RoundingClass, Sig, SymAttrs, SymTensor,
+    uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, RoundingClass, Sig,
+    SymAttrs, SymTensor,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -288,15 +288,6 @@ impl OpSpec for Pool {
         vec![WINDOW_RANKS]
     }
 
-    fn infer_input_types(
-        &self,
-        _sig: &Sig,
-        out_rank: usize,
-        _u: &mut Unstructured,
-    ) -> Option<Vec<usize>> {
-        same_rank_within(&WINDOW_RANKS, out_rank)
-    }
-
     fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
         let mut attrs = SymAttrs {
             class: cx.class.into(),
@@ -370,15 +361,6 @@ impl OpSpec for GlobalPool {
 
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![WINDOW_RANKS]
-    }
-
-    fn infer_input_types(
-        &self,
-        _sig: &Sig,
-        out_rank: usize,
-        _u: &mut Unstructured,
-    ) -> Option<Vec<usize>> {
-        same_rank_within(&WINDOW_RANKS, out_rank)
     }
 
     fn requires(&self, _attrs: &SymAttrs, _inputs: &[SymTensor]) -> Vec<Bool> {

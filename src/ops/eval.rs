@@ -136,6 +136,12 @@ impl<'a> Args<'a> {
         self.opt(i).map(int_values).transpose()
     }
 
+    /// Input `i` read as integers, which the op requires (its `what`: shape, axes, ...).
+    pub fn required_ints(&self, i: usize, what: &str) -> Result<Vec<i64>, RefError> {
+        self.int_values(i)?
+            .ok_or_else(|| self.fail(format!("{what} is required")))
+    }
+
     /// Input `i` read as floats (a scales operand); `None` when absent.
     pub fn float_values(&self, i: usize) -> Result<Option<Vec<f64>>, RefError> {
         self.opt(i).map(float_values).transpose()

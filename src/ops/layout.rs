@@ -138,9 +138,7 @@ impl OpSpec for Reshape {
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();
-        let shape = a
-            .int_values(1)?
-            .ok_or_else(|| a.fail("shape is required"))?;
+        let shape = a.required_ints(1, "shape")?;
         Ok(vec![
             x.f_reshape(reshape_target(a, &size, &shape)?.as_slice())?
         ])
@@ -488,7 +486,7 @@ impl OpSpec for Unsqueeze {
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();
-        let axes = a.int_values(1)?.ok_or_else(|| a.fail("axes is required"))?;
+        let axes = a.required_ints(1, "axes")?;
         let out_rank = size.len() + axes.len();
         let axes: Vec<usize> = axes
             .iter()
@@ -582,9 +580,7 @@ impl OpSpec for Expand {
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();
-        let shape = a
-            .int_values(1)?
-            .ok_or_else(|| a.fail("shape is required"))?;
+        let shape = a.required_ints(1, "shape")?;
         let out = broadcast_shapes(&size, &shape)
             .ok_or_else(|| a.fail(format!("{size:?} does not broadcast to {shape:?}")))?;
         Ok(vec![x.f_expand(out.as_slice(), false)?])
@@ -645,9 +641,7 @@ struct Tile;
 impl OpSpec for Tile {
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
-        let reps = a
-            .int_values(1)?
-            .ok_or_else(|| a.fail("repeats is required"))?;
+        let reps = a.required_ints(1, "repeats")?;
         if reps.len() != x.dim() {
             return Err(a.fail("repeats must have one entry per dim"));
         }

@@ -77,12 +77,6 @@ pub fn uniform_sigs_with_arities(types: &[DType], arities: &[usize]) -> Vec<Sig>
         .collect()
 }
 
-/// `infer_input_types` of a one-input op that keeps the rank: `[out_rank]` when `ranks`
-/// accepts it.
-pub fn same_rank_within(ranks: &RangeInclusive<usize>, out_rank: usize) -> Option<Vec<usize>> {
-    ranks.contains(&out_rank).then(|| vec![out_rank])
-}
-
 /// Symbolic attributes, as built by [`OpSpec::attrs`].
 pub type SymAttrs = Attrs<Int>;
 
@@ -265,7 +259,8 @@ pub trait OpSpec: Send + Sync {
     }
 
     /// Input ranks that can produce output 0 of rank `out_rank` (backward insertion); `None`
-    /// when no input ranks can.
+    /// when no input ranks can. By default (an op that keeps its inputs' rank): `out_rank`
+    /// for every input, when [`OpSpec::input_ranks`] allows it.
     fn infer_input_types(
         &self,
         sig: &Sig,
@@ -273,7 +268,11 @@ pub trait OpSpec: Send + Sync {
         u: &mut Unstructured,
     ) -> Option<Vec<usize>> {
         let _ = u;
-        Some(vec![out_rank; sig.inputs.len()])
+        let allowed = self.input_ranks(sig);
+        allowed
+            .iter()
+            .all(|r| r.contains(&out_rank))
+            .then(|| vec![out_rank; sig.inputs.len()])
     }
 
     /// Values a fresh placeholder feeding each input must take.

@@ -9,8 +9,8 @@ use super::numeric;
 use super::shape::norm_axis;
 use super::torch_form::{list, TorchForm, TorchWriter};
 use super::{
-    same_rank_within, uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig,
-    SymAttrs, SymTensor, MAX_RANK,
+    uniform_sigs, AttrCx, AttrValue, ConstInput, OpSpec, RoundingClass, Sig, SymAttrs, SymTensor,
+    MAX_RANK,
 };
 use crate::ir::DType;
 use crate::sym::{Bool, Int};
@@ -369,15 +369,6 @@ impl OpSpec for Normalize {
         vec![WITH_AXIS]
     }
 
-    fn infer_input_types(
-        &self,
-        _sig: &Sig,
-        out_rank: usize,
-        _u: &mut Unstructured,
-    ) -> Option<Vec<usize>> {
-        same_rank_within(&WITH_AXIS, out_rank)
-    }
-
     fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {
         let axis = cx.axis(inputs[0].rank(), true);
         let mut attrs = SymAttrs::default();
@@ -473,15 +464,6 @@ impl OpSpec for CumSum {
 
     fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
         vec![WITH_AXIS]
-    }
-
-    fn infer_input_types(
-        &self,
-        _sig: &Sig,
-        out_rank: usize,
-        _u: &mut Unstructured,
-    ) -> Option<Vec<usize>> {
-        same_rank_within(&WITH_AXIS, out_rank)
     }
 
     fn attrs(&self, cx: &mut AttrCx, inputs: &[SymTensor]) -> SymAttrs {

@@ -759,7 +759,7 @@ fn pad_source(mode: &str, p: i64, d: i64) -> i64 {
 fn pad(a: &Args, x: &Tensor) -> Result<Tensor, RefError> {
     let size = x.size();
     let rank = size.len();
-    let pads = a.int_values(1)?.ok_or_else(|| a.fail("pads is required"))?;
+    let pads = a.required_ints(1, "pads")?;
     let axes: Vec<usize> = match a.int_values(3)? {
         Some(axes) => axes
             .iter()
@@ -811,10 +811,8 @@ fn bound(v: i64, d: i64, lo: i64, hi: i64) -> i64 {
 fn slice(a: &Args, x: &Tensor) -> Result<Tensor, RefError> {
     let size = x.size();
     let rank = size.len();
-    let starts = a
-        .int_values(1)?
-        .ok_or_else(|| a.fail("starts is required"))?;
-    let ends = a.int_values(2)?.ok_or_else(|| a.fail("ends is required"))?;
+    let starts = a.required_ints(1, "starts")?;
+    let ends = a.required_ints(2, "ends")?;
     let k = starts.len();
     let axes: Vec<usize> = match a.int_values(3)? {
         Some(axes) => axes
