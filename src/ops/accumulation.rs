@@ -1,7 +1,8 @@
 //! What the precision analysis (`reference::precision`) asks an operator about how it may
-//! round: how many terms it sums per output element ([`super::OpSpec::accumulated_terms`])
-//! and the type its kernels may legally work in when the operator text names a coarser one
-//! than the declared type ([`super::OpSpec::working_type`]).
+//! round: how many terms it sums per output element ([`super::OpSpec::accumulated_terms`]),
+//! the type its kernels may legally work in when the operator text names a coarser one than
+//! the declared type ([`super::OpSpec::working_type`]), and a normalization's affine form
+//! ([`super::OpSpec::affine_form`]), whose error a relative perturbation cannot show.
 
 use super::eval::int_attr;
 use super::AttrValue;
@@ -57,4 +58,20 @@ impl Terms<'_> {
 /// The number of elements of `dims` (at least 1).
 pub fn product(dims: &[i64]) -> f64 {
     dims.iter().product::<i64>().max(1) as f64
+}
+
+/// A normalization's affine form `x·a + (b − mean·a)`, `a = scale / sqrt(var + ε)`, over
+/// input 0, shaped to broadcast against it.
+pub struct Affine {
+    /// The mean it subtracts.
+    pub mean: Tensor,
+    /// The variance it divides by.
+    pub var: Tensor,
+    /// Its scale.
+    pub scale: Tensor,
+    /// Its bias, if any.
+    pub bias: Option<Tensor>,
+    /// The dims over which the kernel computes the moments itself (`None`: they are given,
+    /// as BatchNormalization's in inference mode).
+    pub dims: Option<Vec<i64>>,
 }

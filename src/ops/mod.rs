@@ -333,6 +333,29 @@ pub trait OpSpec: Send + Sync {
         None
     }
 
+    /// Its affine form, for a normalization ([`accumulation::Affine`]): `None` for other ops.
+    fn affine_form(
+        &self,
+        node: &accumulation::Terms,
+    ) -> Result<Option<accumulation::Affine>, eval::RefError> {
+        let _ = node;
+        Ok(None)
+    }
+
+    /// Whether it interpolates (a linear or cubic `Resize`): its weights' rounding error is
+    /// added to its envelope.
+    fn interpolates(&self, attrs: &[(String, AttrValue<i64>)]) -> bool {
+        let _ = attrs;
+        false
+    }
+
+    /// Whether its integer result is free within the rounding of an interpolation (a linear
+    /// `Resize` of integers, whose rounding the operator text leaves open).
+    fn rounds_integers_freely(&self, attrs: &[(String, AttrValue<i64>)], dtype: DType) -> bool {
+        let _ = (attrs, dtype);
+        false
+    }
+
     /// Whether, for the values computed, an input lies within rounding distance (its
     /// margin) of a jump of the output ([`fragility`]); by default, a float input near the
     /// edge of its declared domain ([`OpSpec::finite`]).

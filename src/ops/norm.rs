@@ -1,7 +1,7 @@
 //! Normalizations: BatchNormalization (inference mode), InstanceNormalization and
 //! LayerNormalization. Each emits one output of the input's shape.
 
-use super::accumulation::{self, Terms};
+use super::accumulation::{self, Affine, Terms};
 use super::eval;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
@@ -60,6 +60,39 @@ const CHANNEL_NORMS: &[ChannelNorm] = &[
 ];
 
 impl OpSpec for ChannelNorm {
+    fn affine_form(&self, node: &Terms) -> Result<Option<Affine>, RefError> {
+        let get = |i: usize| node.inputs.get(i).and_then(Option::as_ref);
+        let Some(x) = get(0) else { return Ok(None) };
+        let rank = x.dim();
+        let p = |i: usize| get(i).map(|t| per_channel(t, rank)).transpose();
+        if self.params == 4 {
+            // BatchNormalization in inference mode: its moments are given.
+            let (Some(scale), Some(bias), Some(mean), Some(var)) = (p(1)?, p(2)?, p(3)?, p(4)?)
+            else {
+                return Ok(None);
+            };
+            return Ok(Some(Affine {
+                mean,
+                var,
+                scale,
+                bias: Some(bias),
+                dims: None,
+            }));
+        }
+        let dims: Vec<i64> = (2..rank as i64).collect();
+        let (mean, var) = moments(x, &dims)?;
+        let (Some(scale), Some(bias)) = (p(1)?, p(2)?) else {
+            return Ok(None);
+        };
+        Ok(Some(Affine {
+            mean,
+            var,
+            scale,
+            bias: Some(bias),
+            dims: Some(dims),
+        }))
+    }
+
     fn accumulated_terms(&self, node: &Terms) -> f64 {
         match self.name {
             // Statistics over each instance's spatial elements.
@@ -155,6 +188,25 @@ impl OpSpec for ChannelNorm {
 struct LayerNorm;
 
 impl OpSpec for LayerNorm {
+    fn affine_form(&self, node: &Terms) -> Result<Option<Affine>, RefError> {
+        let get = |i: usize| node.inputs.get(i).and_then(Option::as_ref);
+        let (Some(x), Some(scale)) = (get(0), get(1)) else {
+            return Ok(None);
+        };
+        let rank = x.dim() as i64;
+        let axis = node.int("axis", -1);
+        let axis = if axis < 0 { axis + rank } else { axis };
+        let dims: Vec<i64> = (axis..rank).collect();
+        let (mean, var) = moments(x, &dims)?;
+        Ok(Some(Affine {
+            mean,
+            var,
+            scale: scale.shallow_clone(),
+            bias: get(2).map(Tensor::shallow_clone),
+            dims: Some(dims),
+        }))
+    }
+
     fn accumulated_terms(&self, node: &Terms) -> f64 {
         let x = node.size(0);
         accumulation::product(&x[node.axis(node.int("axis", -1))..])

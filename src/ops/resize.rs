@@ -81,6 +81,14 @@ impl Resize {
 }
 
 impl OpSpec for Resize {
+    fn interpolates(&self, attrs: &[(String, AttrValue<i64>)]) -> bool {
+        interpolates(attrs)
+    }
+
+    fn rounds_integers_freely(&self, attrs: &[(String, AttrValue<i64>)], dtype: DType) -> bool {
+        rounds_integers_freely(attrs, dtype)
+    }
+
     fn working_type(&self, attrs: &[(String, AttrValue<i64>)]) -> Option<DType> {
         // The interpolation weights come from the float32 `scales` (or `roi`) input, and the
         // operator text never asks for the coordinate transform in a wider type, so weights

@@ -39,14 +39,13 @@
 use super::convert::{carrier, to_tch};
 use super::fragile::fragile_nodes;
 use super::graph::{apply_node, node_inputs};
-use super::{int8_activations, int_attr, RefError};
+use super::{int8_activations, RefError};
 use crate::emit::onnx::node_parts;
 use crate::gen::TestCase;
 use crate::ir::{DType, Graph, NodeKind, Tensor, ValueRef};
-use crate::ops::accumulation::Terms;
+use crate::ops::accumulation::{Affine, Terms};
 use crate::ops::numeric;
 use crate::ops::numeric::int_range;
-use crate::ops::resize;
 use crate::ops::{registry, AttrValue, OpSpec, RoundingClass};
 use petgraph::stable_graph::NodeIndex;
 use rand::{Rng, SeedableRng};
@@ -399,7 +398,6 @@ fn evaluate(
             );
             continue;
         };
-        let op_type = op.op_type();
         let data = graph.inputs_of(n).len();
         let mut inputs = node_inputs(graph, n, op, &values)?;
         let declared_out = inputs.output_dtypes.clone();
@@ -458,27 +456,22 @@ fn evaluate(
             // The normalizations are elementary too: their affine form's error comes first
             // (it was shadowed by the elementary arm, so a normalization whose `a = scale /
             // sqrt(var + eps)` is large was judged with a few ulp of slack).
-            let extra = match op_type {
-                "Resize" => {
-                    resize_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)?
+            let extra = if spec.interpolates(parts.attrs) {
+                resize_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)?
+            } else if int8_activations::applies(graph, n) {
+                match (&inputs.tensors[0], &inputs.tensors[1]) {
+                    (Some(a), Some(w)) => Some(int8_activations::error(a, w)?),
+                    _ => None,
                 }
-                "MatMul" if int8_activations::applies(graph, n) => {
-                    match (&inputs.tensors[0], &inputs.tensors[1]) {
-                        (Some(a), Some(w)) => Some(int8_activations::error(a, w)?),
-                        _ => None,
-                    }
-                }
-                _ => {
-                    match affine_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)?
-                    {
-                        Some(affine) => Some(affine),
-                        None if class.elementary() => Some(
-                            outs[0]
-                                .f_ones_like()?
-                                .f_mul_scalar(allowance(class) * unit_roundoff(declared_out[0]))?,
-                        ),
-                        None => None,
-                    }
+            } else {
+                match affine_rounding(spec, class, parts.attrs, &inputs.tensors, &declared_out)? {
+                    Some(affine) => Some(affine),
+                    None if class.elementary() => Some(
+                        outs[0]
+                            .f_ones_like()?
+                            .f_mul_scalar(allowance(class) * unit_roundoff(declared_out[0]))?,
+                    ),
+                    None => None,
                 }
             };
             for (k, out) in outs.iter_mut().enumerate() {
@@ -552,10 +545,11 @@ fn rounds_freely(graph: &Graph, n: NodeIndex) -> bool {
     let NodeKind::Op(op) = &graph.node(n).kind else {
         return false;
     };
-    op.op_type() == "Resize"
-        && graph.inputs_of(n).first().is_some_and(|x| {
-            resize::rounds_integers_freely(node_parts(op).attrs, graph.ty(*x).dtype)
-        })
+    let spec = registry()[op.spec].as_ref();
+    graph
+        .inputs_of(n)
+        .first()
+        .is_some_and(|x| spec.rounds_integers_freely(node_parts(op).attrs, graph.ty(*x).dtype))
 }
 
 /// How far a linear `Resize` of the integer tensor `x` may legally land from the exact
@@ -616,7 +610,7 @@ fn resize_rounding(
     let Some(x) = inputs.first().and_then(Option::as_ref) else {
         return Ok(None);
     };
-    if !resize::interpolates(attrs) || !x.is_floating_point() {
+    if !spec.interpolates(attrs) || !x.is_floating_point() {
         return Ok(None);
     }
     let declared = out.first().copied().unwrap_or(DType::F32);
@@ -648,50 +642,20 @@ fn affine_rounding(
             _ => 1e-5,
         })
         .unwrap_or(1e-5);
-    let rank = x.dim();
-    let per_channel = |p: &tch::Tensor| -> Result<tch::Tensor, RefError> {
-        let mut shape = vec![-1i64];
-        shape.extend(std::iter::repeat_n(1, rank.saturating_sub(2)));
-        Ok(p.f_reshape(shape.as_slice())?)
+    let terms = Terms {
+        attrs,
+        inputs,
+        data: inputs.len(),
     };
-    let moments = |dims: &[i64]| -> Result<(tch::Tensor, tch::Tensor), RefError> {
-        let mean = x.f_mean_dim(dims, true, None::<Kind>)?;
-        let c = x.f_sub(&mean)?;
-        Ok((mean, c.f_mul(&c)?.f_mean_dim(dims, true, None::<Kind>)?))
-    };
-    // The moments a kernel computes itself (not BatchNormalization's given ones) are over
-    // `dims`: their one-pass variance `E[x²] − E[x]²` cancels where the mean dominates.
-    let (mean, var, scale, bias, dims) = match spec.op_type() {
-        "BatchNormalization" => {
-            let p = |i: usize| get(i).map(per_channel).transpose();
-            let (Some(s), Some(b), Some(m), Some(v)) = (p(1)?, p(2)?, p(3)?, p(4)?) else {
-                return Ok(None);
-            };
-            (m, v, s, Some(b), None)
-        }
-        "InstanceNormalization" => {
-            let dims: Vec<i64> = (2..rank as i64).collect();
-            let (m, v) = moments(&dims)?;
-            let (Some(s), Some(b)) = (get(1), get(2)) else {
-                return Ok(None);
-            };
-            (m, v, per_channel(s)?, Some(per_channel(b)?), Some(dims))
-        }
-        "LayerNormalization" => {
-            let axis = int_attr(attrs, "axis", -1);
-            let axis = if axis < 0 { axis + rank as i64 } else { axis };
-            let dims: Vec<i64> = (axis..rank as i64).collect();
-            let (m, v) = moments(&dims)?;
-            let Some(s) = get(1) else { return Ok(None) };
-            (
-                m,
-                v,
-                s.shallow_clone(),
-                get(2).map(tch::Tensor::shallow_clone),
-                Some(dims),
-            )
-        }
-        _ => return Ok(None),
+    let Some(Affine {
+        mean,
+        var,
+        scale,
+        bias,
+        dims,
+    }) = spec.affine_form(&terms)?
+    else {
+        return Ok(None);
     };
     let declared = out.first().copied().unwrap_or(DType::F32);
     let unit = allowance(class) * working_roundoff(spec, attrs, declared);
