@@ -159,12 +159,15 @@ impl OpenVino {
         })
     }
 
-    /// Compiles `model` at `level`: properties, read, (dynamic inputs), compile.
+    /// Compiles `model` at `level`: properties, read, (dynamic inputs), compile. Also gives
+    /// the read model's input names, one per graph input in graph order (the ONNX frontend
+    /// may rename one: an input feeding an `Identity` or `Dropout` takes that node's output
+    /// name, openvinotoolkit/openvino#21615).
     fn compile(
         &self,
         model: &OnnxModel,
         level: usize,
-    ) -> Result<openvino::CompiledModel, BackendError> {
+    ) -> Result<(openvino::CompiledModel, Vec<String>), BackendError> {
         let compile = |e: String| failure(Stage::Compile, e);
         let mut core = self.core.lock().unwrap_or_else(|p| p.into_inner());
         for (key, value) in COMMON.iter().chain(LEVEL_PROPERTIES[level].iter()) {
@@ -188,8 +191,14 @@ impl OpenVino {
                 message: format!("OpenVINO cannot make these inputs dynamic: {}", e.kind),
             })?;
         }
-        core.compile_model(&read, DeviceType::CPU)
-            .map_err(|e| compile(e.to_string()))
+        let read_names = (0..read.get_inputs_len().map_err(|e| compile(e.to_string()))?)
+            .map(|i| read.get_input_by_index(i)?.get_name())
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|e| compile(e.to_string()))?;
+        let compiled = core
+            .compile_model(&read, DeviceType::CPU)
+            .map_err(|e| compile(e.to_string()))?;
+        Ok((compiled, read_names))
     }
 }
 
@@ -337,7 +346,14 @@ def run(level, disabled=()):
         model.reshape({i: ov.PartialShape([-1] * len(p.get_partial_shape())) for i, p in enumerate(model.inputs)})
     compiled = core.compile_model(model, "CPU", {**COMMON, **LEVELS[level]})
     request = compiled.create_infer_request()
-    request.infer(FEEDS)
+    # OpenVINO drops an input no output depends on and may rename a kept one (one feeding an
+    # Identity or Dropout takes its output's name, openvinotoolkit/openvino#21615): each kept
+    # input is fed from its place among the read model's inputs, which follow the graph's.
+    read = [p.any_name for p in model.inputs]
+    names = list(FEEDS)
+    if len(read) != len(names):  # inputs dropped at read time: only names can tell
+        read = names
+    request.infer({k: FEEDS[names[read.index(p.any_name)]] for k, p in enumerate(compiled.inputs)})
     return [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
 "#,
 };
@@ -389,28 +405,39 @@ impl Backend for OpenVino {
         level: usize,
     ) -> Result<Vec<Tensor>, BackendError> {
         let execute = |e: String| failure(Stage::Run, e);
-        let mut compiled = self.compile(model, level)?;
+        let (mut compiled, read_names) = self.compile(model, level)?;
         let mut request = compiled
             .create_infer_request()
             .map_err(|e| failure(Stage::Compile, e.to_string()))?;
-        // OpenVINO drops a graph input that no output depends on, and the compiled model's
-        // input indices then no longer follow the graph's: such a model is fed by name,
-        // the inputs it kept only.
-        let by_name = compiled
+        let kept = (0..compiled
             .get_input_size()
-            .map_err(|e| failure(Stage::Compile, e.to_string()))?
-            != inputs.len();
-        for (i, ((_, name), t)) in model.inputs.iter().zip(inputs).enumerate() {
-            if by_name && compiled.get_input_by_name(name).is_err() {
-                continue;
-            }
-            let tensor = to_openvino(t).map_err(execute)?;
-            let set = if by_name {
-                request.set_tensor(name, &tensor)
-            } else {
-                request.set_input_tensor_by_index(i, &tensor)
-            };
-            set.map_err(|e| execute(format!("input {name}: {e}")))?;
+            .map_err(|e| failure(Stage::Compile, e.to_string()))?)
+            .map(|k| compiled.get_input_by_index(k)?.get_name())
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(|e| failure(Stage::Compile, e.to_string()))?;
+        let names: Vec<&str> = model.inputs.iter().map(|(_, n)| n.as_str()).collect();
+        // The read model has one input per graph input some output depends on (all of them
+        // when it kept every one), in graph order.
+        let read_from: Vec<usize> = if read_names.len() == names.len() {
+            (0..names.len()).collect()
+        } else {
+            let live = crate::emit::read::live_input_names(&model.bytes).unwrap_or_default();
+            (0..names.len())
+                .filter(|g| live.iter().any(|l| l == names[*g]))
+                .collect()
+        };
+        let feeds = feed_order(&read_names, &kept, &read_from).ok_or_else(|| BackendError {
+            class: ErrorClass::Unsupported,
+            stage: Stage::Run,
+            message: format!(
+                "cannot tell which graph inputs {names:?} (read as {read_names:?}) feed the compiled inputs {kept:?}"
+            ),
+        })?;
+        for (k, g) in feeds.into_iter().enumerate() {
+            let tensor = to_openvino(inputs[g]).map_err(execute)?;
+            request
+                .set_input_tensor_by_index(k, &tensor)
+                .map_err(|e| execute(format!("input {}: {e}", names[g])))?;
         }
         request.infer().map_err(|e| execute(e.to_string()))?;
         model
@@ -427,8 +454,47 @@ impl Backend for OpenVino {
     }
 }
 
+/// Which graph input feeds each input the compiled model kept, in the compiled model's order.
+/// OpenVINO drops a graph input that no output depends on, so the compiled model's indices
+/// need not follow the graph's; the read model's inputs are the graph inputs `read_from`
+/// (in graph order), under the names the compiled model uses. `None` when a kept name is not
+/// among the read ones, names repeat, or the read model has another number of inputs.
+fn feed_order(read: &[String], kept: &[String], read_from: &[usize]) -> Option<Vec<usize>> {
+    if read.len() != read_from.len() {
+        return None;
+    }
+    let order: Vec<usize> = kept
+        .iter()
+        .map(|name| read.iter().position(|r| r == name).map(|i| read_from[i]))
+        .collect::<Option<_>>()?;
+    let mut distinct = order.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    (distinct.len() == order.len()).then_some(order)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn each_kept_input_is_fed_from_its_place_in_the_read_model() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Graph inputs x3, x1, x0, x2: x1 renamed after the Dropout it feeds.
+        let read = names(&["x3", "t6_0", "x0", "x2"]);
+        let all = [0, 1, 2, 3];
+        assert_eq!(
+            feed_order(&read, &names(&["t6_0", "x0", "x2"]), &all),
+            Some(vec![1, 2, 3])
+        );
+        assert_eq!(feed_order(&read, &read, &all), Some(vec![0, 1, 2, 3]));
+        // x3 dropped at read time (no output depends on it): the read inputs are the live ones.
+        let live = names(&["t6_0", "x0"]);
+        assert_eq!(feed_order(&live, &live, &[1, 2]), Some(vec![1, 2]));
+        // A name the read model does not have, a repeated one, a count that does not fit.
+        assert_eq!(feed_order(&read, &names(&["x1"]), &all), None);
+        assert_eq!(feed_order(&read, &names(&["x0", "x0"]), &all), None);
+        assert_eq!(feed_order(&read, &names(&["x0"]), &[0, 1]), None);
+    }
+
     use super::*;
 
     #[test]

@@ -99,6 +99,28 @@ pub fn node_op_types(bytes: &[u8]) -> Option<Vec<String>> {
     )
 }
 
+/// The names of a serialized model's graph inputs that some graph output depends on (in
+/// input order), or `None` when the bytes are not a model. Nodes are read in reverse order,
+/// which ONNX's topological order makes a single backward pass.
+pub fn live_input_names(bytes: &[u8]) -> Option<Vec<String>> {
+    let graph = pb::ModelProto::decode(bytes).ok()?.graph?;
+    let mut needed: std::collections::HashSet<String> =
+        graph.output.iter().filter_map(|o| o.name.clone()).collect();
+    for node in graph.node.iter().rev() {
+        if node.output.iter().any(|o| needed.contains(o)) {
+            needed.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
+        }
+    }
+    Some(
+        graph
+            .input
+            .iter()
+            .filter_map(|i| i.name.clone())
+            .filter(|n| needed.contains(n))
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
