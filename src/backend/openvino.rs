@@ -93,14 +93,7 @@ pub fn library() -> Result<PathBuf, String> {
         return Ok(PathBuf::from(path));
     }
     let libs = crate::paths::openvino_dir().join("openvino").join("libs");
-    let found = std::fs::read_dir(&libs).ok().and_then(|entries| {
-        entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("libopenvino_c.so"))
-        })
-    });
-    found.ok_or_else(|| {
+    library_named(&libs, "libopenvino_c.so").ok_or_else(|| {
         format!(
             "OpenVINO's C library (libopenvino_c.so.*) not found in {} (run `scripts/setup.sh --openvino`, or set DLCFUZZ_OPENVINO_LIB to a libopenvino_c.so of release 2025.1 or newer)",
             libs.display()
@@ -116,17 +109,9 @@ pub fn library() -> Result<PathBuf, String> {
 /// Loaded globally first, hwloc binds the process's allocator and `tbbbind` reuses it. Nothing
 /// to do when there is no hwloc beside the library (another OpenVINO build).
 fn load_hwloc_globally(openvino_c: &std::path::Path) {
-    let Some(libs) = openvino_c.parent() else {
-        return;
-    };
-    let Ok(entries) = std::fs::read_dir(libs) else {
-        return;
-    };
-    let hwloc = entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("libhwloc.so"))
-    });
+    let hwloc = openvino_c
+        .parent()
+        .and_then(|libs| library_named(libs, "libhwloc.so"));
     if let Some(hwloc) = hwloc {
         use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
         // SAFETY: loading hwloc runs its initializers, which have no preconditions; it stays
@@ -135,6 +120,17 @@ fn load_hwloc_globally(openvino_c: &std::path::Path) {
             std::mem::forget(library);
         }
     }
+}
+
+/// The shared library in `dir` whose file name starts with `prefix` (the wheel versions its
+/// libraries: `libopenvino_c.so.2641`, `libhwloc.so.15`).
+fn library_named(dir: &std::path::Path, prefix: &str) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(prefix))
+    })
 }
 
 /// OpenVINO CPU: one `Core`, given a level's properties before each compile (cores share
@@ -475,6 +471,8 @@ fn feed_order(read: &[String], kept: &[String], read_from: &[usize]) -> Option<V
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn each_kept_input_is_fed_from_its_place_in_the_read_model() {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
@@ -494,8 +492,6 @@ mod tests {
         assert_eq!(feed_order(&read, &names(&["x0", "x0"]), &all), None);
         assert_eq!(feed_order(&read, &names(&["x0"]), &[0, 1]), None);
     }
-
-    use super::*;
 
     #[test]
     fn every_level_has_its_properties_here_and_in_the_reproducer() {

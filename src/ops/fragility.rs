@@ -78,12 +78,7 @@ impl NodeValues<'_> {
 
     /// Input `i`'s exact value as `f64` (unsigned carriers read as their values).
     pub fn exact(&self, i: usize) -> Result<Tensor, RefError> {
-        let (t, d) = (self.inputs[i], self.dtypes[i]);
-        if d.is_float() {
-            Ok(t.f_to_kind(Kind::Double)?)
-        } else {
-            Ok(numeric::to_double(t, d)?)
-        }
+        Ok(numeric::to_double(self.inputs[i], self.dtypes[i])?)
     }
 
     /// The `int` attribute `name`, or `default`.

@@ -65,8 +65,8 @@ impl OpSpec for ChannelNorm {
         let Some(x) = get(0) else { return Ok(None) };
         let rank = x.dim();
         let p = |i: usize| get(i).map(|t| per_channel(t, rank)).transpose();
-        if self.params == 4 {
-            // BatchNormalization in inference mode: its moments are given.
+        if self.name == "BatchNormalization" {
+            // Inference mode: its moments are given.
             let (Some(scale), Some(bias), Some(mean), Some(var)) = (p(1)?, p(2)?, p(3)?, p(4)?)
             else {
                 return Ok(None);
@@ -193,10 +193,8 @@ impl OpSpec for LayerNorm {
         let (Some(x), Some(scale)) = (get(0), get(1)) else {
             return Ok(None);
         };
-        let rank = x.dim() as i64;
-        let axis = node.int("axis", -1);
-        let axis = if axis < 0 { axis + rank } else { axis };
-        let dims: Vec<i64> = (axis..rank).collect();
+        let axis = norm_axis(node.int("axis", -1), x.dim()) as i64;
+        let dims: Vec<i64> = (axis..x.dim() as i64).collect();
         let (mean, var) = moments(x, &dims)?;
         Ok(Some(Affine {
             mean,

@@ -247,9 +247,7 @@ impl OpSpec for Arg {
         // A near-tie between the two largest (smallest) along the axis.
         let x = node.double(0);
         let mx = node.margin_of(0, &x);
-        let rank = x.dim() as i64;
-        let axis = node.int("axis", 0);
-        let axis = if axis < 0 { axis + rank } else { axis };
+        let axis = norm_axis(node.int("axis", 0), x.dim()) as i64;
         if x.size()[axis as usize] < 2 {
             return Ok(false);
         }

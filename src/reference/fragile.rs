@@ -135,13 +135,13 @@ pub fn fragile_nodes(
     for n in graph.topo_order() {
         let tainted =
             seeds.contains(&n) || graph.inputs_of(n).iter().any(|v| fragile.contains(&v.node));
-        if tainted
-            || tch::no_grad(|| -> Result<bool, RefError> {
-                Ok(undefined(graph, n, values)?.is_some()
-                    || ambiguous(graph, n, values)?.is_some()
-                    || on_boundary(graph, n, values, margin)?)
-            })?
-        {
+        // One view of the node for the three questions, asked in this order.
+        let judged = |spec: &dyn OpSpec, node: &NodeValues| -> Result<bool, RefError> {
+            Ok(spec.undefined(node)?.is_some()
+                || spec.ambiguous(node)?.is_some()
+                || spec.near_jump(node)?)
+        };
+        if tainted || tch::no_grad(|| ask(graph, n, values, margin, judged))?.unwrap_or(false) {
             fragile.insert(n);
         }
     }
