@@ -27,6 +27,10 @@
 //! counter, not a count, so two lines sharing a slot never make up a hit-count feature.
 //! Pairs are kept for the few transformer names only: tens of thousands of lines would make
 //! their pairs quadratic. `DLCFUZZ_PY_COVERAGE=track` (or `0`) leaves these counters alone.
+//!
+//! A third array holds the oracle-distance signal: one counter per near-miss feature
+//! ([`crate::oracle::near_miss`]), set when a passing test comes nearer to a mismatch at an
+//! output site than libFuzzer has seen (`DLCFUZZ_NEAR_MISS=0` turns it off).
 
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
@@ -52,6 +56,12 @@ pub const LINE_COUNTERS: usize = 1 << 16;
 #[cfg_attr(fuzzing, link_section = "__libfuzzer_extra_counters")]
 #[used]
 static PYTHON_LINE_COUNTERS: [AtomicU8; LINE_COUNTERS] = [ZERO; LINE_COUNTERS];
+
+/// One counter per near-miss feature ([`observe_near_miss`]) modulo [`COUNTERS`], in the
+/// same section.
+#[cfg_attr(fuzzing, link_section = "__libfuzzer_extra_counters")]
+#[used]
+static NEAR_MISS_COUNTERS: [AtomicU8; COUNTERS] = [ZERO; COUNTERS];
 
 fn slot(key: &impl Hash) -> usize {
     // SipHash with fixed keys: the mapping is stable across runs and processes.
@@ -123,6 +133,22 @@ pub fn observe_lines(ids: &[u32]) {
         for id in ids {
             PYTHON_LINE_COUNTERS[line_slot(*id)].store(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// Whether near misses are fed back ([`crate::oracle::near_miss`]; `DLCFUZZ_NEAR_MISS` is not
+/// `0`): a test that comes nearer to a mismatch at some output site than any before it
+/// enters the corpus (`dlcfuzz fuzz`) or sets a new extra counter (libFuzzer).
+pub fn near_misses_fed() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("DLCFUZZ_NEAR_MISS").as_deref() != Ok("0"))
+}
+
+/// Records one test's near miss: sets the counter of its feature, when near misses are fed.
+pub fn observe_near_miss(near: Option<&crate::oracle::near_miss::NearMiss>) {
+    let feature = near.and_then(crate::oracle::near_miss::NearMiss::feature);
+    if let (Some(feature), true) = (feature, near_misses_fed()) {
+        NEAR_MISS_COUNTERS[slot(&("near", feature))].store(1, Ordering::Relaxed);
     }
 }
 

@@ -13,6 +13,7 @@ use crate::mutate::patterns::recipe::synthesize;
 use crate::mutate::patterns::Library;
 use crate::oracle::exceptions::exception_handling;
 use crate::oracle::localize::localize;
+use crate::oracle::near_miss::{NearMiss, Nearest};
 use crate::oracle::{
     differential, normalize_message, Blame, Finding, FindingKind, ReferenceRun, Skip, Verdict,
 };
@@ -56,6 +57,8 @@ pub struct TestRun {
     pub fired: Vec<String>,
     /// How far rounding alone can move each output; `None` without a reference.
     pub envelope: Option<Envelope>,
+    /// On a pass, the output that came nearest to a mismatch ([`NearMiss`]).
+    pub near_miss: Option<NearMiss>,
 }
 
 impl TestRun {
@@ -257,7 +260,7 @@ impl Pipeline {
         let level = case.mutations.as_ref().map(|m| m.level);
         if level == Some(Level::Zero) {
             let verdict = exception_handling(self.backend.as_ref(), &model, &inputs, &mut fired);
-            return Self::run_of(case, model, verdict, fired, None);
+            return Self::run_of(case, model, verdict, fired, None, Nearest::default());
         }
         let rewritten = case
             .mutations
@@ -270,6 +273,7 @@ impl Pipeline {
         } else {
             None
         };
+        let mut nearest = Nearest::default();
         let verdict = differential(
             self.backend.as_ref(),
             &model,
@@ -277,6 +281,7 @@ impl Pipeline {
             reference.as_ref(),
             || case.op_types(),
             &mut fired,
+            &mut nearest,
         );
         let verdict = match verdict {
             Verdict::Skipped(Skip::Invalid(message)) if rewritten => {
@@ -291,7 +296,7 @@ impl Pipeline {
             other => other,
         };
         let verdict = self.localized(&case, verdict);
-        Self::run_of(case, model, verdict, fired, reference)
+        Self::run_of(case, model, verdict, fired, reference, nearest)
     }
 
     /// The original (unrewritten) model's unoptimized run, as the reference of a rewritten
@@ -344,16 +349,27 @@ impl Pipeline {
         verdict: Verdict,
         mut fired: Vec<String>,
         reference: Option<ReferenceRun>,
+        nearest: Nearest,
     ) -> TestRun {
         let envelope = reference.and_then(|r| r.envelope);
         fired.sort_unstable();
         fired.dedup();
+        let near_miss = nearest.get().and_then(|(output, ratio)| {
+            let (value, _) = model.outputs.get(output)?;
+            let crate::ir::NodeKind::Op(op) = &case.graph.node(value.node).kind else {
+                return None;
+            };
+            let dtype = case.graph.ty(*value).dtype.name();
+            let site = format!("{}:{dtype}", op.op_type());
+            Some(NearMiss { site, ratio })
+        });
         TestRun {
             case,
             model,
             verdict,
             fired,
             envelope,
+            near_miss,
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct Outcome {
     pub new_finding: Option<PathBuf>,
     /// Set when the process running the test died.
     pub death: Option<Death>,
+    /// On a pass, how near the test came to a mismatch ([`crate::oracle::near_miss`]).
+    #[serde(default)]
+    pub near_miss: Option<crate::oracle::near_miss::NearMiss>,
 }
 
 impl Outcome {
@@ -73,6 +76,7 @@ impl Outcome {
             coverage: Vec::new(),
             new_finding: None,
             death: Some(death),
+            near_miss: None,
         }
     }
 }
@@ -128,6 +132,7 @@ pub fn run_request(target: &dyn FuzzTarget, request: &Request, inflight: Option<
         verdict: run.verdict,
         new_finding,
         death: None,
+        near_miss: run.near_miss,
     }
 }
 

@@ -76,7 +76,8 @@ pub struct Matcher {
     /// Bisected culprit passes; any one of them matches.
     #[serde(default)]
     pub culprits: Vec<String>,
-    /// Op types that must all occur in the (reduced) test case.
+    /// Op types that must all occur in the (reduced) test case; an entry `A|B` is met by
+    /// either (one defect reached through any of several ops).
     #[serde(default)]
     pub ops: Vec<String>,
     /// Case-insensitive substrings that must all occur in the signature or detail.
@@ -164,7 +165,10 @@ impl Matcher {
                 .as_ref()
                 .is_none_or(|c| seen.signature.split(':').next() == Some(c.as_str()))
             && (self.culprits.is_empty() || self.culprits.iter().any(|c| seen.culprits.contains(c)))
-            && self.ops.iter().all(|op| seen.ops.contains(&op.as_str()))
+            && self
+                .ops
+                .iter()
+                .all(|op| op.split('|').any(|alt| seen.ops.contains(&alt)))
             && self.text.iter().all(has)
             && (self.any_text.is_empty() || self.any_text.iter().any(has))
     }
@@ -459,6 +463,15 @@ mod tests {
             !Matcher::default().matches(&seen),
             "an empty matcher is too broad"
         );
+        let either = Matcher {
+            ops: vec!["Clip".into(), "Relu|Sigmoid".into()],
+            ..m.clone()
+        };
+        assert!(either.matches(&seen));
+        assert!(!either.matches(&Observed {
+            ops: vec!["Clip", "Tanh"],
+            ..seen.clone()
+        }));
     }
 
     #[test]

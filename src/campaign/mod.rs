@@ -74,6 +74,10 @@ pub struct Stats {
     /// feedback` compares.
     #[serde(default)]
     pub compiler_coverage: usize,
+    /// Distinct near-miss features seen ([`crate::oracle::near_miss`]): (output site, power
+    /// of two of how near a passing test came to a mismatch) pairs.
+    #[serde(default)]
+    pub near_misses: usize,
     /// Highest resident set of a process running tests (the worker, or this process when
     /// tests run in process), in MiB.
     #[serde(default)]

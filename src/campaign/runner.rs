@@ -25,6 +25,7 @@ use super::worker::Isolation;
 use super::Stats;
 use crate::gen::menu::op_key;
 use crate::mutate::levels::{Level, LevelPolicy};
+use crate::oracle::near_miss::NearMiss;
 use crate::oracle::Verdict;
 use crate::targets::mutator::Mutator;
 use crate::targets::TargetConfig;
@@ -137,6 +138,10 @@ struct State {
     /// [`Stats::compiler_coverage`].
     #[serde(default)]
     fired_ops: BTreeSet<u64>,
+    /// The near-miss features seen ([`NearMiss::feature`]): how near to a mismatch each
+    /// output site has come, in powers of two.
+    #[serde(default)]
+    near_misses: BTreeSet<String>,
 }
 
 struct Shared {
@@ -432,6 +437,11 @@ fn record(
         new_line |= s.state.py_lines.insert(*id);
     }
     new_feature |= new_line && crate::feedback::lines_fed();
+    if let Some(near) = outcome.near_miss.as_ref().and_then(NearMiss::feature) {
+        let nearer = s.state.near_misses.insert(near);
+        new_feature |= nearer && crate::feedback::near_misses_fed();
+        s.state.stats.near_misses = s.state.near_misses.len();
+    }
     s.state.stats.py_lines = s.state.py_lines.len();
     if let Some(pool) = &config.pool {
         let passed = matches!(outcome.verdict, Verdict::Pass);
@@ -760,13 +770,12 @@ mod tests {
         );
     }
 
-    #[test]
-    fn new_python_lines_admit_an_input_and_are_counted() {
-        let out = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(out.path().join(CORPUS)).expect("corpus folder");
-        let config = CampaignConfig {
-            out: out.path().to_path_buf(),
-            target: TargetConfig::new("torch_compile_cpu", 4),
+    /// A guided campaign's configuration for `target`, writing under `out`.
+    fn guided_config(out: &Path, target: &str) -> CampaignConfig {
+        std::fs::create_dir_all(out.join(CORPUS)).expect("corpus folder");
+        CampaignConfig {
+            out: out.to_path_buf(),
+            target: TargetConfig::new(target, 4),
             time: Duration::from_secs(1),
             max_tests: 0,
             seed: 1,
@@ -775,8 +784,12 @@ mod tests {
             reduce: None,
             pool: None,
             guided: true,
-        };
-        let mut s = Shared {
+        }
+    }
+
+    /// A campaign's shared state before its first test.
+    fn fresh_shared() -> Shared {
+        Shared {
             state: State::default(),
             corpus: Vec::new(),
             corpus_names: Vec::new(),
@@ -786,7 +799,52 @@ mod tests {
             last_save: Instant::now(),
             last_csv: Instant::now(),
             error: None,
+        }
+    }
+
+    #[test]
+    fn a_test_nearer_to_a_mismatch_than_any_before_at_its_site_is_admitted() {
+        let out = tempfile::tempdir().expect("temp dir");
+        let config = guided_config(out.path(), "ort_cpu");
+        let mut s = fresh_shared();
+        let (tx, _rx) = mpsc::channel();
+        let near = |site: &str, ratio: f64| Outcome {
+            verdict: Verdict::Pass,
+            nodes: 1,
+            ops: "Add".into(),
+            fired: Vec::new(),
+            coverage: Vec::new(),
+            new_finding: None,
+            death: None,
+            near_miss: Some(NearMiss {
+                site: site.into(),
+                ratio,
+            }),
         };
+        for (bytes, outcome) in [
+            (b"opens", near("Add:f32", 0.01)),
+            (b"same!", near("Add:f32", 0.012)),
+            (b"nearr", near("Add:f32", 0.6)),
+            (b"noise", near("Mul:f32", 1e-6)),
+            (b"other", near("Mul:f32", 0.1)),
+        ] {
+            record(&config, &mut s, bytes, &outcome, &tx, "libtorch");
+        }
+        assert_eq!(s.state.stats.near_misses, 3);
+        let admitted: Vec<Vec<u8>> = if crate::feedback::near_misses_fed() {
+            // The first also brought the op type `Add`; the second is in the same bucket.
+            vec![b"opens".to_vec(), b"nearr".to_vec(), b"other".to_vec()]
+        } else {
+            vec![b"opens".to_vec()]
+        };
+        assert_eq!(s.corpus, admitted);
+    }
+
+    #[test]
+    fn new_python_lines_admit_an_input_and_are_counted() {
+        let out = tempfile::tempdir().expect("temp dir");
+        let config = guided_config(out.path(), "torch_compile_cpu");
+        let mut s = fresh_shared();
         let (tx, _rx) = mpsc::channel();
         for (bytes, coverage) in [
             (b"first", vec![1, 2, 3]),
@@ -801,6 +859,7 @@ mod tests {
                 coverage,
                 new_finding: None,
                 death: None,
+                near_miss: None,
             };
             record(&config, &mut s, bytes, &outcome, &tx, "eager");
         }

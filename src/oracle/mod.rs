@@ -16,11 +16,14 @@
 pub mod accuracy;
 pub mod exceptions;
 pub mod localize;
+pub mod near_miss;
 
 use crate::backend::{Backend, BackendError, ErrorClass};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
+use crate::reference::compare::closeness;
 use crate::reference::envelope::Envelope;
+use near_miss::Nearest;
 use serde::{Deserialize, Serialize};
 
 /// What kind of bug a finding is.
@@ -204,6 +207,10 @@ fn inconsistency(level: &str, blame: Blame, ops: String, detail: String) -> Verd
 /// levels computed, so levels that round differently (float16 kept in float32 at one level,
 /// a reassociated reduction at another) are not an inconsistency. Without it, levels are
 /// compared with each other under the fixed tolerances of [`compare`].
+///
+/// On a pass, `nearest` holds the output that came closest to a mismatch and how close
+/// ([`near_miss`]): against the envelope, or the fixed tolerances of the reference (the
+/// unoptimized level without one).
 pub fn differential(
     backend: &dyn Backend,
     model: &OnnxModel,
@@ -211,6 +218,7 @@ pub fn differential(
     reference: Option<&ReferenceRun>,
     op_types: impl FnOnce() -> String,
     fired: &mut Vec<String>,
+    nearest: &mut Nearest,
 ) -> Verdict {
     let levels = backend.levels();
     let mut runs = LevelRuns::start(backend, model, inputs, fired);
@@ -239,6 +247,20 @@ pub fn differential(
     };
     let mut op_types = Some(op_types);
     let mut ops = move || op_types.take().map(|f| f()).unwrap_or_default();
+    let mut closest = Nearest::default();
+    let mut grade = |outs: &[Tensor]| match (envelope, reference_outputs) {
+        (Some(env), _) => closest.see_all(env.closeness(outs)),
+        (None, want) => {
+            let want = want.map_or(unoptimized.as_slice(), Vec::as_slice);
+            closest.see_all(want.iter().zip(outs).enumerate().filter_map(|(i, (w, o))| {
+                let compared = !fragile.get(i).copied().unwrap_or(false);
+                compared.then(|| closeness(w, o)).flatten().map(|r| (i, r))
+            }));
+        }
+    };
+    if !non_finite {
+        grade(&unoptimized);
+    }
     for (level, name) in levels.iter().enumerate().skip(1) {
         let outs = match runs.run(level) {
             // A level that lacks something the unoptimized one has (OpenVINO's dynamic
@@ -253,6 +275,7 @@ pub fn differential(
             None => judge_fixed(reference_outputs, &unoptimized, &outs, fragile),
         };
         let Some((blame, i, d)) = judged else {
+            grade(&outs);
             continue;
         };
         let versus = if envelope.is_some() {
@@ -278,7 +301,10 @@ pub fn differential(
             ops(),
             format!("output {i}: {d} (reference vs every level)"),
         ),
-        _ => Verdict::Pass,
+        _ => {
+            *nearest = closest;
+            Verdict::Pass
+        }
     }
 }
 
@@ -477,6 +503,7 @@ mod tests {
             reference.as_ref(),
             || "Op".into(),
             &mut Vec::new(),
+            &mut Nearest::default(),
         )
     }
 
@@ -535,6 +562,7 @@ mod tests {
                 Some(&reference),
                 || "Op".into(),
                 &mut seen,
+                &mut Nearest::default(),
             );
             let runs = backend.runs.lock().unwrap().clone();
             (v, runs, seen)
@@ -568,5 +596,41 @@ mod tests {
         assert_eq!(judge(&[a, a, a], Some(nan), false), Verdict::Pass);
         // At a domain edge the levels may legitimately differ too (0 vs a tiny value).
         assert_eq!(judge(&[a, b, b], Some(nan), false), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_pass_reports_the_output_nearest_to_a_mismatch() {
+        let nearest_of = |levels: [f32; 3]| {
+            let backend = Scripted {
+                outputs: levels.iter().map(|x| vec![*x]).collect(),
+                ..Default::default()
+            };
+            let reference = ReferenceRun {
+                outputs: Ok(vec![t(&[2.0])]),
+                marks: vec![false],
+                envelope: None,
+            };
+            let mut nearest = Nearest::default();
+            let v = differential(
+                &backend,
+                &model(),
+                &[],
+                Some(&reference),
+                || "Op".into(),
+                &mut Vec::new(),
+                &mut nearest,
+            );
+            (v, nearest.get())
+        };
+        // Level 1 is off by 1e-3 of 2.0 where 1e-3 + 2e-3 is allowed: a third of the way.
+        let (v, near) = nearest_of([2.0, 2.001, 2.0]);
+        assert_eq!(v, Verdict::Pass);
+        let (output, ratio) = near.expect("graded");
+        assert_eq!(output, 0);
+        assert!((ratio - 1.0 / 3.0).abs() < 1e-3, "{ratio}");
+        // A finding reports no near miss.
+        let (v, near) = nearest_of([2.0, 2.5, 2.0]);
+        assert!(matches!(v, Verdict::Found(_)));
+        assert_eq!(near, None);
     }
 }

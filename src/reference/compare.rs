@@ -50,6 +50,27 @@ pub fn compare_within(
     ))
 }
 
+/// How close `actual` came to differing from `reference` under the per-dtype tolerances: the
+/// largest `|actual − reference| / (atol + rtol·|reference|)` over finite element pairs (1: on
+/// the edge); `None` for integer outputs (their tolerance is 0) or another shape or dtype.
+pub fn closeness(reference: &Tensor, actual: &Tensor) -> Option<f64> {
+    let dtype = reference.data.dtype();
+    let comparable =
+        dtype.is_float() && reference.shape == actual.shape && actual.data.dtype() == dtype;
+    if !comparable {
+        return None;
+    }
+    let (atol, rtol) = tolerance(dtype);
+    let (r, a) = (reference.data.to_f64_vec(), actual.data.to_f64_vec());
+    r.iter()
+        .zip(&a)
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .map(|(x, y)| ((x - y).abs(), atol + rtol * x.abs()))
+        .filter(|(_, allowed)| *allowed > 0.0)
+        .map(|(err, allowed)| err / allowed)
+        .reduce(f64::max)
+}
+
 /// `message` with hex addresses, numbers and directories removed: `0x7ffd…` → `ADDR`,
 /// tokens holding digits → `N`, `/a/b/file.cc` → `file.cc`.
 pub fn normalize_text(message: &str) -> String {

@@ -129,6 +129,25 @@ impl Envelope {
         })
     }
 
+    /// How close each output of `actual` came to leaving the envelope, as
+    /// `(output, ratio)` pairs for the outputs that have a grade
+    /// ([`Precision::closeness`]), under the analysis as far as it went: the complete one when
+    /// a question already needed it, the first stage otherwise (whose narrower spreads
+    /// overstate the ratio, never understate it). Never completes the analysis.
+    pub fn closeness(&self, actual: &[Tensor]) -> Vec<(usize, f64)> {
+        let precision = match self.analysis.complete.get() {
+            Some(Some(complete)) => complete,
+            Some(None) => return Vec::new(),
+            None => &self.analysis.first,
+        };
+        self.outputs
+            .iter()
+            .zip(actual)
+            .enumerate()
+            .filter_map(|(i, (v, a))| precision.closeness(*v, a).map(|r| (i, r)))
+            .collect()
+    }
+
     /// Whether output `i`, computed as `actual`, is farther from the truth than rounding
     /// explains.
     pub fn deviation_of(&self, i: usize, actual: &Tensor) -> Option<String> {
@@ -239,5 +258,34 @@ mod tests {
             lazy > 30,
             "only {lazy} of 40 cases judged without completing"
         );
+    }
+
+    #[test]
+    fn closeness_grades_passes_below_one_and_deviations_above_without_completing() {
+        for seed in 0..10u8 {
+            let case = case_of(seed, DType::F32);
+            let values = declared(&case);
+            let outputs = case.graph.outputs();
+            let env = Envelope::new(&case, &values, outputs.clone()).unwrap();
+            let declared: Vec<Tensor> = outputs
+                .iter()
+                .map(|v| from_tch(&values[v], case.graph.ty(*v).dtype).unwrap())
+                .collect();
+            for (i, r) in env.closeness(&declared) {
+                assert!(
+                    r <= 1.0,
+                    "seed {seed} output {i}: the reference's own value at {r}"
+                );
+            }
+            assert!(!env.completed(), "grading never completes the analysis");
+            let far: Vec<Tensor> = declared
+                .iter()
+                .map(|t| moved(t, |x| x * 1.01 + 0.1))
+                .collect();
+            for (i, r) in env.closeness(&far) {
+                assert!(r > 1.0, "seed {seed} output {i}: a deviation graded {r}");
+                assert!(env.deviation_of(i, &far[i]).is_some() || env.fragile(i));
+            }
+        }
     }
 }

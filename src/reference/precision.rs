@@ -340,6 +340,30 @@ impl Precision {
         ))
     }
 
+    /// How close `actual`, a computed value `v`, came to leaving the envelope: the largest
+    /// `|actual − truth| / allowed` over its elements with a finite truth and a positive
+    /// allowance (1: on the edge). `None` when `v` is fragile, unknown, not a float, or
+    /// `actual` has another shape or dtype ([`crate::oracle::near_miss`]).
+    pub fn closeness(&self, v: ValueRef, actual: &Tensor) -> Option<f64> {
+        let b = self.bounds.get(&v)?;
+        let comparable = b.dtype.is_float()
+            && actual.shape == b.shape
+            && actual.data.dtype() == b.dtype
+            && !self.is_fragile(v);
+        if !comparable {
+            return None;
+        }
+        let got = actual.data.to_f64_vec();
+        b.truth
+            .iter()
+            .zip(b.allowed())
+            .zip(got)
+            .filter(|((t, a), _)| t.is_finite() && a.is_finite() && *a > 0.0)
+            .map(|((t, a), g)| (g - t).abs() / a)
+            .filter(|r| !r.is_nan())
+            .reduce(f64::max)
+    }
+
     /// Whether two computed values of `v` agree within rounding of each other (each may be
     /// anywhere in the envelope).
     pub fn agree(&self, v: ValueRef, a: &Tensor, b: &Tensor) -> bool {

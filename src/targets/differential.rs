@@ -96,6 +96,7 @@ impl FuzzTarget for Differential {
         TargetRun {
             fired: run.fired,
             model: Some(run.model.bytes),
+            near_miss: run.near_miss,
             ..TargetRun::tested(run.verdict, run.case, artifacts)
         }
     }

@@ -38,6 +38,7 @@ pub mod tvm;
 
 use crate::gen::{Limits, TestCase, CONFIG_BYTES, STEP_BYTES};
 use crate::mutate::patterns::Library;
+use crate::oracle::near_miss::NearMiss;
 use crate::oracle::Verdict;
 use crate::reduce::Edit;
 use serde::{Deserialize, Serialize};
@@ -141,6 +142,8 @@ pub struct TargetRun {
     pub programs: usize,
     /// The operator rows of the tested program (program targets; a graph's are its case's).
     pub program_ops: Vec<&'static str>,
+    /// On a pass, how near the test came to a mismatch ([`crate::oracle::near_miss`]).
+    pub near_miss: Option<NearMiss>,
 }
 
 impl TargetRun {
@@ -155,6 +158,7 @@ impl TargetRun {
             artifacts: Vec::new(),
             programs: 1,
             program_ops: Vec::new(),
+            near_miss: None,
         }
     }
 
@@ -169,6 +173,7 @@ impl TargetRun {
             artifacts,
             programs: 1,
             program_ops: Vec::new(),
+            near_miss: None,
         }
     }
 
@@ -822,6 +827,7 @@ pub fn fuzz_one(
         eprintln!("dlcfuzz: transformer fired: {fired}");
     }
     crate::feedback::observe_lines(&run.coverage);
+    crate::feedback::observe_near_miss(run.near_miss.as_ref());
     assert_no_finding(run.verdict);
 }
 

@@ -145,6 +145,7 @@ impl TvmHarness {
         TargetRun {
             fired: run.fired,
             model: Some(run.model.bytes),
+            near_miss: run.near_miss,
             ..TargetRun::tested(verdict, run.case, artifacts)
         }
     }
