@@ -344,11 +344,10 @@ def run(level, disabled=()):
     request = compiled.create_infer_request()
     # OpenVINO drops an input no output depends on and may rename a kept one (one feeding an
     # Identity or Dropout takes its output's name, openvinotoolkit/openvino#21615): each kept
-    # input is fed from its place among the read model's inputs, which follow the graph's.
+    # input is fed from its place among the read model's inputs, which follow the graph's
+    # live inputs (all of them when none was dropped).
     read = [p.any_name for p in model.inputs]
-    names = list(FEEDS)
-    if len(read) != len(names):  # inputs dropped at read time: only names can tell
-        read = names
+    names = list(FEEDS) if len(read) == len(FEEDS) else [n for n in FEEDS if n in LIVE]
     request.infer({k: FEEDS[names[read.index(p.any_name)]] for k, p in enumerate(compiled.inputs)})
     return [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
 "#,

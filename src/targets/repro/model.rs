@@ -19,6 +19,7 @@ fn death_repro_py(
     levels: &[&str],
     finding: &Finding,
     feeds: &str,
+    live: &str,
 ) -> String {
     format!(
         r#"#!/usr/bin/env python3
@@ -33,6 +34,8 @@ MODEL = os.path.join(HERE, "model.onnx")
 FEEDS = {{
 {feeds}
 }}
+# The inputs some output depends on (a compiler may drop the others when it reads the model).
+LIVE = {live}
 
 {run}
 def main():
@@ -70,6 +73,15 @@ if __name__ == "__main__":
     )
 }
 
+/// The model's live input names ([`crate::emit::read::live_input_names`]) as a Python list
+/// (every input when the bytes do not decode).
+fn python_live(model: &OnnxModel) -> String {
+    let live = crate::emit::read::live_input_names(&model.bytes)
+        .unwrap_or_else(|| model.inputs.iter().map(|(_, n)| n.clone()).collect());
+    let quoted: Vec<String> = live.iter().map(|n| format!("{n:?}")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
 fn python_tensor(t: &Tensor) -> String {
     let b64 = base64::engine::general_purpose::STANDARD.encode(t.data.to_le_bytes());
     let ty = TensorType::new(t.data.dtype(), t.shape.clone());
@@ -97,12 +109,13 @@ pub fn repro_py(
         .iter()
         .map(|(n, name)| format!("    {name:?}: {},", python_tensor(&case.values[n])))
         .collect();
+    let live = python_live(model);
     if matches!(
         finding.kind,
         FindingKind::Crash | FindingKind::Hang | FindingKind::OutOfMemory
     ) && finding.level == "process"
     {
-        return death_repro_py(runner, levels, finding, &feeds.join("\n"));
+        return death_repro_py(runner, levels, finding, &feeds.join("\n"), &live);
     }
     let unoptimized = levels[0];
     let level = if levels.contains(&finding.level.as_str()) {
@@ -127,6 +140,8 @@ MODEL = os.path.join(HERE, "model.onnx")
 FEEDS = {{
 {feeds}
 }}
+# The inputs some output depends on (a compiler may drop the others when it reads the model).
+LIVE = {live}
 
 # Per output: (exact values, allowed deviation), or None where the output is not compared
 # (it sits within rounding of a discontinuity, or on behaviour the ONNX spec leaves open).
@@ -235,4 +250,23 @@ fn python_expected(envelope: Option<&Envelope>, outputs: usize) -> String {
         })
         .collect();
     format!("[\n{}\n]", rows.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emit::onnx::emit_plain;
+    use crate::gen::{Limits, Menu};
+
+    #[test]
+    fn the_reproducer_names_the_live_inputs_and_every_input_when_it_cannot_tell() {
+        let case = TestCase::decode(&[5u8; 400], &Menu::everything(), &Limits::exact(4));
+        let mut model = emit_plain(&case);
+        let live = crate::emit::read::live_input_names(&model.bytes).expect("a model");
+        let quoted: Vec<String> = live.iter().map(|n| format!("{n:?}")).collect();
+        assert_eq!(python_live(&model), format!("[{}]", quoted.join(", ")));
+        model.bytes = b"\x0a\x00garbage".to_vec();
+        let all: Vec<String> = model.inputs.iter().map(|(_, n)| format!("{n:?}")).collect();
+        assert_eq!(python_live(&model), format!("[{}]", all.join(", ")));
+    }
 }
