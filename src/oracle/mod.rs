@@ -507,6 +507,27 @@ mod tests {
         )
     }
 
+    /// [`differential`] on `backend` against the one-output reference `want` (not fragile):
+    /// the verdict, the optimizations fired and the nearest miss.
+    fn against(backend: &Scripted, want: &[f32]) -> (Verdict, Vec<String>, Nearest) {
+        let reference = ReferenceRun {
+            outputs: Ok(vec![t(want)]),
+            marks: vec![false],
+            envelope: None,
+        };
+        let (mut fired, mut nearest) = (Vec::new(), Nearest::default());
+        let v = differential(
+            backend,
+            &model(),
+            &[],
+            Some(&reference),
+            || "Op".into(),
+            &mut fired,
+            &mut nearest,
+        );
+        (v, fired, nearest)
+    }
+
     fn blame(v: &Verdict) -> Option<(Blame, String)> {
         match v {
             Verdict::Found(f) => f.blame.map(|b| (b, f.level.clone())),
@@ -549,21 +570,7 @@ mod tests {
                 fired: Some(fired.iter().map(|f| f.to_string()).collect()),
                 ..Default::default()
             };
-            let reference = ReferenceRun {
-                outputs: Ok(vec![t(a)]),
-                marks: vec![false],
-                envelope: None,
-            };
-            let mut seen = Vec::new();
-            let v = differential(
-                &backend,
-                &model(),
-                &[],
-                Some(&reference),
-                || "Op".into(),
-                &mut seen,
-                &mut Nearest::default(),
-            );
+            let (v, seen, _) = against(&backend, a);
             let runs = backend.runs.lock().unwrap().clone();
             (v, runs, seen)
         };
@@ -605,21 +612,7 @@ mod tests {
                 outputs: levels.iter().map(|x| vec![*x]).collect(),
                 ..Default::default()
             };
-            let reference = ReferenceRun {
-                outputs: Ok(vec![t(&[2.0])]),
-                marks: vec![false],
-                envelope: None,
-            };
-            let mut nearest = Nearest::default();
-            let v = differential(
-                &backend,
-                &model(),
-                &[],
-                Some(&reference),
-                || "Op".into(),
-                &mut Vec::new(),
-                &mut nearest,
-            );
+            let (v, _, nearest) = against(&backend, &[2.0]);
             (v, nearest.get())
         };
         // Level 1 is off by 1e-3 of 2.0 where 1e-3 + 2e-3 is allowed: a third of the way.
