@@ -121,6 +121,9 @@ pub struct Member {
     pub reduced: bool,
     /// The bug folder it was merged into, when it is a stub.
     pub merged_into: Option<String>,
+    /// Whether its input reproduced it in a fresh worker (false only when a replay failed:
+    /// [`crate::campaign::finding::NO_REPLAY`]).
+    pub replays: bool,
     /// Whether the known-upstream table holds it.
     pub upstream: Option<crate::campaign::known::Upstream>,
 }
@@ -144,6 +147,8 @@ pub struct Cluster {
     pub reduced: bool,
     /// Known upstream, or new.
     pub upstream: Option<crate::campaign::known::Upstream>,
+    /// Whether some member replays (none may be a flaky crash).
+    pub replays: bool,
 }
 
 /// Whether two members are one bug: one was merged into the other (or both into a third),
@@ -213,6 +218,7 @@ pub fn cluster(members: &[Member]) -> Vec<Cluster> {
                     .unwrap_or_default(),
                 reduced: ms.iter().all(|m| m.reduced),
                 upstream: ms.iter().find_map(|m| m.upstream.clone()),
+                replays: ms.iter().any(|m| m.replays),
             }
         })
         .collect();
@@ -241,6 +247,7 @@ mod tests {
             reduced: false,
             merged_into: None,
             upstream: None,
+            replays: true,
         }
     }
 

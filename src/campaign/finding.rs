@@ -292,6 +292,16 @@ pub fn write_count(dir: &Path, count: u64) -> std::io::Result<()> {
     std::fs::write(dir.join(COUNT), format!("{count}\n"))
 }
 
+/// The file that marks a finding whose input did not reproduce it in a fresh worker (the
+/// reducer's first replay): it holds why. Such a finding is state-dependent or flaky, not a
+/// bug to file as it stands, and reports count it apart from new bugs.
+pub const NO_REPLAY: &str = "does-not-replay.txt";
+
+/// Why the finding in `dir` did not replay in a fresh worker, when it did not.
+pub fn no_replay(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(NO_REPLAY)).ok()
+}
+
 /// The hit count of the finding in `dir` (1 when not recorded).
 pub fn read_count(dir: &Path) -> u64 {
     std::fs::read_to_string(dir.join(COUNT))

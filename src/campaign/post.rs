@@ -7,7 +7,7 @@
 //! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`.
 
 use super::executor::{Executor, Request};
-use super::finding::{Envelope, Report, INPUT, MODEL, ORIGINAL_MODEL, REDUCTION_JSON};
+use super::finding::{Envelope, Report, INPUT, MODEL, NO_REPLAY, ORIGINAL_MODEL, REDUCTION_JSON};
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
 use crate::oracle::Verdict;
@@ -55,11 +55,14 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     };
     if !still_fails(&[]) {
         let _ = std::fs::remove_dir_all(&inflight);
-        return Err(format!(
+        let why = format!(
             "{} does not reproduce (its signature is {})",
             dir.display(),
             report.finding.signature
-        ));
+        );
+        std::fs::write(dir.join(NO_REPLAY), &why).map_err(|e| e.to_string())?;
+        super::report_md::write(dir).map_err(|e| e.to_string())?;
+        return Err(why);
     }
     // Graphs and programs are reduced; untrusted ONNX files are kept as found.
     let reduction = match (target.decode(&bytes), target.outline(&bytes)) {

@@ -74,6 +74,12 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     let upstream =
         super::finding::upstream_of_folder(dir, &report).unwrap_or(super::known::Upstream::New);
     let _ = writeln!(md, "\n- **Upstream:** {}", upstream.describe());
+    if super::finding::no_replay(dir).is_some() {
+        let _ = writeln!(
+            md,
+            "- **Replay:** its input passed when replayed in a fresh worker: state-dependent or flaky, not a bug to file as it stands"
+        );
+    }
     if let Some(severity) = report.severity {
         let _ = writeln!(md, "- **Severity:** {}", severity.describe());
     }

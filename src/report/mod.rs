@@ -9,7 +9,7 @@ pub mod plot;
 use crate::campaign::bugs::{merged_into, provisional_key};
 use crate::campaign::dedup::{cluster, Cluster, Member};
 use crate::campaign::finding::read_reduction;
-use crate::campaign::finding::{read_count, upstream_of_folder, Report};
+use crate::campaign::finding::{no_replay, read_count, upstream_of_folder, Report};
 use crate::campaign::known::Upstream;
 use crate::campaign::runner::{finding_dirs, STATS_CSV};
 use plot::{line_chart, Series};
@@ -56,6 +56,7 @@ pub fn members(out: &Path) -> Vec<Member> {
                     .unwrap_or_else(|| provisional_key(&report.finding)),
                 reduced: report.bug_key.is_some(),
                 merged_into: merged_into(&dir),
+                replays: no_replay(&dir).is_none(),
                 upstream,
                 finding: report.finding,
             })
@@ -88,6 +89,7 @@ pub fn campaign_json(out: &Path) -> Result<serde_json::Value, String> {
         "known_upstream": summary.upstream(),
         "on_file": summary.on_file(),
         "new": summary.new_bugs(),
+        "does_not_replay": summary.not_replaying(),
         "unreduced_bugs": summary.unreduced(),
         "reduced": summary.reduced,
         "mean_reduction_ratio": summary.mean_reduction_ratio,
@@ -110,9 +112,20 @@ impl Summary {
         self.known() - self.upstream()
     }
 
-    /// Bugs no row of the table holds.
+    /// Bugs no row of the table holds and whose input reproduces them.
     pub fn new_bugs(&self) -> usize {
-        self.clusters.len() - self.known()
+        self.clusters.len() - self.known() - self.not_replaying()
+    }
+
+    /// Bugs no row of the table holds whose inputs did not reproduce them in a fresh worker
+    /// (state-dependent or flaky: nothing to file as they stand).
+    pub fn not_replaying(&self) -> usize {
+        let unknown = |c: &&Cluster| !c.upstream.as_ref().is_some_and(Upstream::is_known);
+        self.clusters
+            .iter()
+            .filter(unknown)
+            .filter(|c| !c.replays)
+            .count()
     }
 
     /// Bugs with a member not reduced yet.
@@ -217,12 +230,13 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     );
     let _ = writeln!(
         md,
-        "- Findings: **{} distinct signatures → {} distinct bugs after dedup** ({} known upstream, {} on file here, {} new; {} not reduced yet), {} tests hit one",
+        "- Findings: **{} distinct signatures → {} distinct bugs after dedup** ({} known upstream, {} on file here, {} new, {} not reproduced by their input in a fresh worker; {} not reduced yet), {} tests hit one",
         summary.signatures,
         summary.clusters.len(),
         summary.upstream(),
         summary.on_file(),
         summary.new_bugs(),
+        summary.not_replaying(),
         summary.unreduced(),
         get("finding_tests")
     );
@@ -254,6 +268,9 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for (i, c) in summary.clusters.iter().enumerate() {
         let upstream = match &c.upstream {
+            Some(u) if !c.replays && !u.is_known() => {
+                "does not replay: its input passed in a fresh worker".to_string()
+            }
             Some(u) => u.describe(),
             None => "?".to_string(),
         };
@@ -278,4 +295,53 @@ pub fn campaign(out: &Path) -> Result<std::path::PathBuf, String> {
     let path = out.join("report.md");
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::known::{Relation, State};
+
+    fn bug(upstream: Upstream, replays: bool) -> Cluster {
+        Cluster {
+            signature: "crash:SIGSEGV:ops=ReduceL2".into(),
+            kind: "Crash".into(),
+            count: 1,
+            folders: vec!["finding-1".into()],
+            signatures: vec!["crash:SIGSEGV:ops=ReduceL2".into()],
+            culprits: Vec::new(),
+            reduced: false,
+            upstream: Some(upstream),
+            replays,
+        }
+    }
+
+    #[test]
+    fn bugs_whose_input_does_not_replay_are_counted_apart_from_new_ones() {
+        let known = Upstream::Known {
+            id: "row".into(),
+            url: Some("https://example.org/1".into()),
+            finding: None,
+            state: State::Open,
+            relation: Relation::Same,
+        };
+        let summary = Summary {
+            signatures: 4,
+            clusters: vec![
+                bug(Upstream::New, true),
+                bug(Upstream::New, false),
+                bug(known.clone(), false),
+                bug(known, true),
+            ],
+            mean_reduction_ratio: None,
+            reduced: 0,
+        };
+        assert_eq!(summary.new_bugs(), 1);
+        assert_eq!(summary.not_replaying(), 1);
+        assert_eq!(
+            summary.upstream(),
+            2,
+            "a known bug stays known, replayed or not"
+        );
+    }
 }
