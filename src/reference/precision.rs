@@ -149,6 +149,19 @@ impl Bound {
         })
     }
 
+    /// Per element of a computed value `got` whose truth and allowance are finite: its
+    /// index, `|got − truth|` (NaN when `got` is) and how far it may stray (what
+    /// [`Precision::check`] and [`Precision::closeness`] both read).
+    fn errors<'a>(&'a self, got: &'a [f64]) -> impl Iterator<Item = (usize, f64, f64)> + 'a {
+        self.truth
+            .iter()
+            .zip(self.allowed())
+            .zip(got)
+            .enumerate()
+            .filter(|(_, ((t, a), _))| t.is_finite() && a.is_finite())
+            .map(|(i, ((t, a), g))| (i, (g - t).abs(), a))
+    }
+
     /// How far each element may stray from its truth.
     fn allowed(&self) -> Vec<f64> {
         let u = unit_roundoff(self.dtype);
@@ -313,30 +326,26 @@ impl Precision {
         if actual.data.dtype() != b.dtype {
             return Some(format!("dtype {} vs {}", b.dtype, actual.data.dtype()));
         }
-        let (truth, spread, allowed) = (&b.truth, &b.spread, b.allowed());
         let got = actual.data.to_f64_vec();
-        let mut worst: Option<(usize, f64)> = None;
-        for (i, ((t, a), g)) in truth.iter().zip(&allowed).zip(&got).enumerate() {
-            if !t.is_finite() || !a.is_finite() {
-                continue;
-            }
-            let err = (g - t).abs();
+        let mut worst: Option<(usize, f64, f64)> = None;
+        for (i, err, allowed) in b.errors(&got) {
             let excess = if err.is_nan() {
                 f64::INFINITY
             } else {
-                err / a.max(f64::MIN_POSITIVE)
+                err / allowed.max(f64::MIN_POSITIVE)
             };
-            if (err.is_nan() || err > *a) && worst.is_none_or(|(_, e)| excess > e) {
-                worst = Some((i, excess));
+            if (err.is_nan() || err > allowed) && worst.is_none_or(|(_, e, _)| excess > e) {
+                worst = Some((i, excess, allowed));
             }
         }
-        let (i, excess) = worst?;
-        if allowed[i] == 0.0 {
-            return Some(format!("element {i}: {} vs exact {}", got[i], truth[i]));
+        let (i, excess, allowed) = worst?;
+        let truth = b.truth[i];
+        if allowed == 0.0 {
+            return Some(format!("element {i}: {} vs exact {truth}", got[i]));
         }
         Some(format!(
-            "element {i}: {} vs exact {} (allowed ±{:.3e}: rounding spread {:.3e}; {excess:.3}× over)",
-            got[i], truth[i], allowed[i], spread[i]
+            "element {i}: {} vs exact {truth} (allowed ±{allowed:.3e}: rounding spread {:.3e}; {excess:.3}× over)",
+            got[i], b.spread[i]
         ))
     }
 
@@ -354,12 +363,9 @@ impl Precision {
             return None;
         }
         let got = actual.data.to_f64_vec();
-        b.truth
-            .iter()
-            .zip(b.allowed())
-            .zip(got)
-            .filter(|((t, a), _)| t.is_finite() && a.is_finite() && *a > 0.0)
-            .map(|((t, a), g)| (g - t).abs() / a)
+        b.errors(&got)
+            .filter(|(_, _, allowed)| *allowed > 0.0)
+            .map(|(_, err, allowed)| err / allowed)
             .filter(|r| !r.is_nan())
             .reduce(f64::max)
     }
