@@ -73,13 +73,12 @@ if __name__ == "__main__":
     )
 }
 
-/// The model's live input names ([`crate::emit::read::live_input_names`]) as a Python list
-/// (every input when the bytes do not decode).
+/// The model's live input names ([`crate::emit::read::live_input_names`]) as a Python list,
+/// written as JSON like `CULPRITS` (every input when the bytes do not decode).
 fn python_live(model: &OnnxModel) -> String {
     let live = crate::emit::read::live_input_names(&model.bytes)
         .unwrap_or_else(|| model.inputs.iter().map(|(_, n)| n.clone()).collect());
-    let quoted: Vec<String> = live.iter().map(|n| format!("{n:?}")).collect();
-    format!("[{}]", quoted.join(", "))
+    serde_json::to_string(&live).expect("a list of strings is JSON")
 }
 
 fn python_tensor(t: &Tensor) -> String {
@@ -262,11 +261,13 @@ mod tests {
     fn the_reproducer_names_the_live_inputs_and_every_input_when_it_cannot_tell() {
         let case = TestCase::decode(&[5u8; 400], &Menu::everything(), &Limits::exact(4));
         let mut model = emit_plain(&case);
+        let listed = |model: &OnnxModel| -> Vec<String> {
+            serde_json::from_str(&python_live(model)).expect("a list literal")
+        };
         let live = crate::emit::read::live_input_names(&model.bytes).expect("a model");
-        let quoted: Vec<String> = live.iter().map(|n| format!("{n:?}")).collect();
-        assert_eq!(python_live(&model), format!("[{}]", quoted.join(", ")));
+        assert_eq!(listed(&model), live);
         model.bytes = b"\x0a\x00garbage".to_vec();
-        let all: Vec<String> = model.inputs.iter().map(|(_, n)| format!("{n:?}")).collect();
-        assert_eq!(python_live(&model), format!("[{}]", all.join(", ")));
+        let all: Vec<String> = model.inputs.iter().map(|(_, n)| n.clone()).collect();
+        assert_eq!(listed(&model), all);
     }
 }
