@@ -30,6 +30,7 @@ use crate::ir::{DType, Graph, NodeKind, ValueRef};
 use crate::ops::fragility::{ArgsReader, NodeValues, Verdict};
 use crate::ops::{registry, OpSpec};
 use petgraph::stable_graph::NodeIndex;
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet};
 use tch::Tensor;
 
@@ -55,22 +56,25 @@ fn ask<R>(
     }
     let outputs = &graph.node(n).outputs;
     let margin_of = |i: usize, x: &Tensor| margin(data[i], x);
-    // The evaluation's arguments (data inputs and constant operands), built when a rule
-    // reads the node as its evaluation does.
+    // The evaluation's arguments (data inputs and constant operands), built the first time
+    // a rule reads the node as its evaluation does, and shared by every later reading.
+    let out: Vec<DType> = outputs.iter().map(|t| t.dtype).collect();
+    let args: OnceCell<Args> = OnceCell::new();
     let with_args = |reading: ArgsReader| {
-        let parts = node_parts(op);
-        let mut inputs: Vec<Option<Tensor>> = data
-            .iter()
-            .map(|v| Some(values[v].shallow_clone()))
-            .collect();
-        let mut dtypes: Vec<Option<DType>> =
-            data.iter().map(|v| Some(graph.ty(*v).dtype)).collect();
-        for c in &parts.consts {
-            dtypes.push(c.as_ref().map(|t| t.data.dtype()));
-            inputs.push(c.as_ref().map(super::convert::to_tch));
-        }
-        let out: Vec<DType> = outputs.iter().map(|t| t.dtype).collect();
-        reading(&Args::new(parts.op_type, parts.attrs, inputs, dtypes, &out));
+        reading(args.get_or_init(|| {
+            let parts = node_parts(op);
+            let mut inputs: Vec<Option<Tensor>> = data
+                .iter()
+                .map(|v| Some(values[v].shallow_clone()))
+                .collect();
+            let mut dtypes: Vec<Option<DType>> =
+                data.iter().map(|v| Some(graph.ty(*v).dtype)).collect();
+            for c in &parts.consts {
+                dtypes.push(c.as_ref().map(|t| t.data.dtype()));
+                inputs.push(c.as_ref().map(super::convert::to_tch));
+            }
+            Args::new(parts.op_type, parts.attrs, inputs, dtypes, &out)
+        }));
     };
     let node = NodeValues {
         attrs: &op.attrs,
