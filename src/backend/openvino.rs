@@ -346,9 +346,14 @@ def run(level, disabled=()):
     # Identity or Dropout takes its output's name, openvinotoolkit/openvino#21615): each kept
     # input is fed from its place among the read model's inputs, which follow the graph's
     # live inputs (all of them when none was dropped).
+    # A compiled model that kept every read input keeps their order (not always the name each
+    # reports: a renamed tensor has two); one that dropped some is matched by name.
     read = [p.any_name for p in model.inputs]
     names = list(FEEDS) if len(read) == len(FEEDS) else [n for n in FEEDS if n in LIVE]
-    request.infer({k: FEEDS[names[read.index(p.any_name)]] for k, p in enumerate(compiled.inputs)})
+    if len(compiled.inputs) == len(read):
+        request.infer({k: FEEDS[n] for k, n in enumerate(names)})
+    else:
+        request.infer({k: FEEDS[names[read.index(p.any_name)]] for k, p in enumerate(compiled.inputs)})
     return [np.array(request.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
 "#,
 };
@@ -452,11 +457,17 @@ impl Backend for OpenVino {
 /// Which graph input feeds each input the compiled model kept, in the compiled model's order.
 /// OpenVINO drops a graph input that no output depends on, so the compiled model's indices
 /// need not follow the graph's; the read model's inputs are the graph inputs `read_from`
-/// (in graph order), under the names the compiled model uses. `None` when a kept name is not
-/// among the read ones, names repeat, or the read model has another number of inputs.
+/// (in graph order). A compiled model that kept every read input keeps their order, though
+/// not always the name each reports (a tensor renamed after the Identity it fed has two
+/// names, and either may be the one given): it is fed by position. One that dropped some is
+/// matched by name. `None` when a kept name is not among the read ones, names repeat, or the
+/// read model has another number of inputs.
 fn feed_order(read: &[String], kept: &[String], read_from: &[usize]) -> Option<Vec<usize>> {
     if read.len() != read_from.len() {
         return None;
+    }
+    if kept.len() == read.len() {
+        return Some(read_from.to_vec());
     }
     let order: Vec<usize> = kept
         .iter()
@@ -483,6 +494,9 @@ mod tests {
             Some(vec![1, 2, 3])
         );
         assert_eq!(feed_order(&read, &read, &all), Some(vec![0, 1, 2, 3]));
+        // Every read input kept, one reported under its other name: fed by position.
+        let renamed = names(&["x3", "x1", "x0", "x2"]);
+        assert_eq!(feed_order(&read, &renamed, &all), Some(vec![0, 1, 2, 3]));
         // x3 dropped at read time (no output depends on it): the read inputs are the live ones.
         let live = names(&["t6_0", "x0"]);
         assert_eq!(feed_order(&live, &live, &[1, 2]), Some(vec![1, 2]));
