@@ -4,7 +4,9 @@
 //! Every other model runs on the wrapped backend unchanged.
 //!
 //! The trigger is a property of the model, so a fault replays from its saved bytes and a
-//! reducer can shrink the model around it. It refuses to exist unless
+//! reducer can shrink the model around it; one fault is state-dependent instead (a model
+//! arms the process, a later one crashes it), which only a replay of the worker's earlier
+//! inputs reproduces. It refuses to exist unless
 //! `DLCFUZZ_ALLOW_FAULTS=1` is set, so it cannot be picked by accident.
 
 use super::{Backend, BackendError};
@@ -71,12 +73,33 @@ pub fn fault_in(model: &[u8]) -> Option<Fault> {
         .find_map(|op| Fault::for_op(op))
 }
 
-/// Commits the model's fault when `level` is the first optimized one.
+/// The op type whose model leaves the process armed, as a heap corruption would: it runs
+/// normally, and a later model with [`ARMED_TRIGGER`] in the same process segfaults.
+pub const ARMING_OP: &str = "Acos";
+/// The op type that segfaults in a process an earlier [`ARMING_OP`] model armed (and runs
+/// normally otherwise): a state-dependent fault that never replays from its own bytes.
+pub const ARMED_TRIGGER: &str = "Asin";
+
+static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Commits the model's fault when `level` is the first optimized one; arms the process or
+/// fires its armed fault (see [`ARMING_OP`]).
 fn strike(model: &OnnxModel, level: usize) {
-    if level == 1 {
-        if let Some(fault) = fault_in(&model.bytes) {
-            fault.commit();
-        }
+    if level != 1 {
+        return;
+    }
+    if let Some(fault) = fault_in(&model.bytes) {
+        fault.commit();
+    }
+    let ops = crate::emit::read::node_op_types(&model.bytes).unwrap_or_default();
+    let has = |op: &str| ops.iter().any(|o| o == op);
+    use std::sync::atomic::Ordering::SeqCst;
+    if has(ARMED_TRIGGER) && ARMED.load(SeqCst) {
+        eprintln!("faulty backend: an earlier model armed this process");
+        Fault::Segfault.commit();
+    }
+    if has(ARMING_OP) {
+        ARMED.store(true, SeqCst);
     }
 }
 

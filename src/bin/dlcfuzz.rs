@@ -377,7 +377,7 @@ fn main() -> Result<()> {
                 isolation: isolation.isolation(&target.name)?,
             };
             let reduction = lib(post::process(&finding, &opts))?;
-            eprintln!("{}", reduction.summary(&finding));
+            eprintln!("{}", post::summary(&finding, &reduction));
             println!("{}", serde_json::to_string(&reduction)?);
         }
         Command::Report { dir } => print_json(&lib(report::campaign_json(&dir))?)?,

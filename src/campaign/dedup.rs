@@ -22,6 +22,10 @@ pub struct Death {
     /// The model under test when it died, if the process got as far as emitting it.
     #[serde(skip)]
     pub model: Option<Vec<u8>>,
+    /// The fuzz inputs the same process ran before this one, oldest first (a bounded tail,
+    /// see [`crate::campaign::worker::History`]): what a state-dependent crash needs replayed.
+    #[serde(skip)]
+    pub history: Vec<Vec<u8>>,
 }
 
 /// The line of a dead process's stderr that names its failure, normalized: a sanitizer
@@ -282,6 +286,7 @@ mod tests {
             cause: cause.into(),
             stderr: stderr.into(),
             model: None,
+            history: Vec::new(),
         };
         let f = death_finding(&death("timeout", ""), "Add,Tan");
         assert_eq!(

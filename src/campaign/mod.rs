@@ -6,6 +6,7 @@ pub mod bugs;
 pub mod dedup;
 pub mod executor;
 pub mod finding;
+pub mod history;
 pub mod known;
 pub mod launch;
 pub mod pool;

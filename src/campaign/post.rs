@@ -4,10 +4,14 @@
 //! Every candidate runs in an isolated worker, so a reduction survives candidates that
 //! crash or hang. The folder keeps the original model as `original.onnx`; `model.onnx`,
 //! `repro.py` and `report.json` then describe the reduced case, and `reduction.json` holds
-//! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`.
+//! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`. A crash whose
+//! input passes alone is replayed after its worker's earlier inputs
+//! ([`super::history`]); one that comes back that way is reported unreduced, with the
+//! earlier inputs it needs.
 
 use super::executor::{Executor, Request};
 use super::finding::{Envelope, Report, INPUT, MODEL, NO_REPLAY, ORIGINAL_MODEL, REDUCTION_JSON};
+use super::history::HistoryReplay;
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
 use crate::oracle::Verdict;
@@ -55,9 +59,29 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     };
     if !still_fails(&[]) {
         let _ = std::fs::remove_dir_all(&inflight);
+        let replay = HistoryReplay {
+            program: &opts.program,
+            target: &envelope.target,
+            isolation: opts.isolation,
+            inflight: dir.join(".history-inflight"),
+            budget: opts.budget,
+        };
+        if let Some(needed) = replay.search(dir, &bytes, &key)? {
+            // State-dependent: the input needs earlier ones in its process, which graph
+            // reduction and bisection (one input each) cannot give it; the report says so.
+            finish(dir, &mut report, &envelope, None)?;
+            tracing::info!("{}: {}", dir.display(), needed.describe());
+            return Ok(Reduction::default());
+        }
+        let recorded = super::history::read(dir).len();
         let why = format!(
-            "{} does not reproduce (its signature is {})",
+            "{} does not reproduce in a fresh worker{} (its signature is {})",
             dir.display(),
+            if recorded > 0 {
+                format!(", nor after the {recorded} inputs its worker ran before it")
+            } else {
+                String::new()
+            },
             report.finding.signature
         );
         std::fs::write(dir.join(NO_REPLAY), &why).map_err(|e| e.to_string())?;
@@ -101,8 +125,6 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     if dir.join("repro.py").exists() {
         report.newest = Some(recheck_on_newest(dir, &target.newest_env()));
     }
-    report.severity = Some(Severity::of(&report.finding));
-    report.spec = Some(spec_basis(&report.finding, envelope.compiles_programs()));
     if let Some(case) = &case {
         report.op_types = case.op_types();
         report.nodes = case.graph.op_count();
@@ -115,13 +137,38 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
             std::str::from_utf8(ops).unwrap_or("").lines().collect();
         report.op_types = ops.into_iter().collect::<Vec<_>>().join(",");
     }
-    report.bug_key = Some(super::bugs::key(&report, case.as_ref()));
-    report.upstream = Some(report.upstream_for(&envelope.target.name));
-    report.write(dir).map_err(|e| e.to_string())?;
-    super::report_md::write(dir).map_err(|e| e.to_string())?;
+    finish(dir, &mut report, &envelope, case.as_ref())?;
     // One bug, one entry: a finding whose reduced case agrees with an earlier bug's joins it.
     if let Some(bug) = super::bugs::merge(dir)? {
         super::report_md::write(&bug).map_err(|e| e.to_string())?;
     }
     Ok(reduction)
+}
+
+/// One line for the user on what [`process`] did to the finding in `dir`.
+pub fn summary(dir: &Path, reduction: &Reduction) -> String {
+    match super::history::needed(dir) {
+        Some(needed) => format!(
+            "{}; report in {}",
+            needed.describe(),
+            dir.join("report.md").display()
+        ),
+        None => reduction.summary(dir),
+    }
+}
+
+/// The verdicts every reproduced finding's report gets (severity, spec basis, bug key,
+/// known-upstream match), then `report.json` and `report.md`.
+fn finish(
+    dir: &Path,
+    report: &mut Report,
+    envelope: &Envelope,
+    case: Option<&crate::gen::TestCase>,
+) -> Result<(), String> {
+    report.severity = Some(Severity::of(&report.finding));
+    report.spec = Some(spec_basis(&report.finding, envelope.compiles_programs()));
+    report.bug_key = Some(super::bugs::key(report, case));
+    report.upstream = Some(report.upstream_for(&envelope.target.name));
+    report.write(dir).map_err(|e| e.to_string())?;
+    super::report_md::write(dir).map_err(|e| e.to_string())
 }

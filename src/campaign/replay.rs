@@ -1,7 +1,8 @@
 //! Replaying a finding folder or a raw input (`dlcfuzz replay`): the folder's `target.json`
 //! names its target (a raw input, such as a libFuzzer artifact, names one on the command
 //! line), its `reduction.json` the edits; the verdict is recomputed in this process, decoding
-//! drift is reported, and a still-failing raw input can become a full finding folder.
+//! drift is reported, and a still-failing raw input can become a full finding folder. A
+//! state-dependent crash's earlier inputs (`history-needed.json`) run first.
 
 use super::finding;
 use super::finding::Envelope;
@@ -26,6 +27,9 @@ pub struct ReplayOptions {
 pub struct Replayed {
     /// The target that ran.
     pub target: String,
+    /// Earlier inputs run first in this process (a state-dependent crash's
+    /// `history-needed.json`).
+    pub earlier_inputs: usize,
     /// The verdict.
     pub verdict: Verdict,
     /// Operator nodes and op types of the tested graph.
@@ -61,6 +65,15 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<Replayed, String> 
         Some(r) if !options.unreduced => r.edits,
         _ => Vec::new(),
     };
+    // A state-dependent crash: the earlier inputs it needs run first, in this process.
+    let earlier = if path.is_dir() {
+        super::history::needed_inputs(path)?
+    } else {
+        Vec::new()
+    };
+    for input in &earlier {
+        let _ = target.run(input, &[], None);
+    }
     let run = target.run(&bytes, &edits, None);
     // A finding folder also holds the model it produced: decoding drift (a changed decoder
     // or capability table) shows up here instead of as a silent non-repro.
@@ -100,6 +113,7 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<Replayed, String> 
     }
     Ok(Replayed {
         target: config.name,
+        earlier_inputs: earlier.len(),
         nodes: run.nodes(),
         ops: run.ops_tested(),
         verdict: run.verdict,

@@ -77,7 +77,14 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
     if super::finding::no_replay(dir).is_some() {
         let _ = writeln!(
             md,
-            "- **Replay:** its input passed when replayed in a fresh worker: state-dependent or flaky, not a bug to file as it stands"
+            "- **Replay:** its input passed when replayed in a fresh worker, also after the inputs its worker ran before it: flaky or dependent on older state, not a bug to file as it stands"
+        );
+    }
+    if let Some(needed) = super::history::needed(dir) {
+        let _ = writeln!(
+            md,
+            "- **Replay:** state-dependent: {}. `dlcfuzz replay` runs them first; graph reduction and bisection, which replay one input, were skipped",
+            needed.describe()
         );
     }
     if let Some(severity) = report.severity {

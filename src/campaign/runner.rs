@@ -346,6 +346,7 @@ fn leftovers(config: &CampaignConfig, isolated: bool, shared: &Mutex<Shared>) {
                 stderr: "the campaign process died while testing this input (in-process run)"
                     .into(),
                 model: std::fs::read(job.join(crate::targets::MODEL)).ok(),
+                history: Vec::new(),
             };
             let outcome = Outcome::of_death(death);
             let mut s = shared.lock().expect("lock");

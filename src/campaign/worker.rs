@@ -93,6 +93,41 @@ impl Isolation {
     }
 }
 
+/// The fuzz inputs a worker ran and survived, oldest first: the last [`History::KEEP`] of
+/// them, [`History::KEEP_BYTES`] at most. A worker that dies hands them to its death, so a
+/// crash that needs earlier inputs in the same process (a heap corrupted by one, a cache
+/// filled by another) can be replayed ([`crate::campaign::history`]).
+#[derive(Debug, Default)]
+pub struct History {
+    inputs: std::collections::VecDeque<Vec<u8>>,
+    bytes: usize,
+}
+
+impl History {
+    /// At most this many inputs are kept.
+    pub const KEEP: usize = 2048;
+    /// At most this many bytes of inputs are kept.
+    pub const KEEP_BYTES: usize = 16 << 20;
+
+    /// Notes that the worker ran `input` and survived.
+    pub fn push(&mut self, input: &[u8]) {
+        self.inputs.push_back(input.to_vec());
+        self.bytes += input.len();
+        while self.inputs.len() > Self::KEEP || self.bytes > Self::KEEP_BYTES {
+            let Some(old) = self.inputs.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len();
+        }
+    }
+
+    /// The inputs kept, oldest first; the history is empty afterwards.
+    pub fn take(&mut self) -> Vec<Vec<u8>> {
+        self.bytes = 0;
+        std::mem::take(&mut self.inputs).into()
+    }
+}
+
 struct Running {
     process: Child,
     stdin: ChildStdin,
@@ -107,6 +142,7 @@ pub struct Isolated {
     isolation: Isolation,
     inflight: PathBuf,
     running: Option<Running>,
+    history: History,
     reference_level: String,
     /// Highest worker RSS seen, in KiB.
     pub peak_rss_kb: u64,
@@ -156,6 +192,7 @@ impl Isolated {
             isolation,
             inflight: inflight.to_path_buf(),
             running: None,
+            history: History::default(),
             reference_level: String::new(),
             peak_rss_kb: 0,
             restarts: 0,
@@ -253,6 +290,7 @@ impl Isolated {
             }
         };
         self.reference_level = reference_level;
+        self.history = History::default();
         self.running = Some(Running {
             process,
             stdin,
@@ -291,6 +329,7 @@ impl Isolated {
             cause,
             stderr,
             model: std::fs::read(self.inflight.join(INFLIGHT_MODEL)).ok(),
+            history: self.history.take(),
         }
     }
 
@@ -325,6 +364,9 @@ impl Isolated {
                         let outcome: Outcome = serde_json::from_str(&line[at + OUTCOME.len()..])
                             .map_err(|e| format!("bad worker reply: {e}"))?;
                         self.peak_rss_kb = self.peak_rss_kb.max(rss_kb(r.process.id()));
+                        if request.edits.is_empty() {
+                            self.history.push(&request.bytes);
+                        }
                         return Ok(outcome);
                     }
                 }
@@ -368,5 +410,29 @@ impl Drop for Isolated {
             let _ = r.process.kill();
             let _ = r.process.wait();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::History;
+
+    #[test]
+    fn the_history_keeps_the_newest_inputs_within_its_bounds() {
+        let mut history = History::default();
+        for i in 0..History::KEEP + 5 {
+            history.push(&(i as u32).to_le_bytes());
+        }
+        let kept = history.take();
+        assert_eq!(kept.len(), History::KEEP);
+        assert_eq!(kept[0], 5u32.to_le_bytes());
+        assert!(history.take().is_empty());
+        let big = vec![0u8; History::KEEP_BYTES / 2 + 1];
+        history.push(&big);
+        history.push(&big);
+        history.push(b"last");
+        let kept = history.take();
+        assert_eq!(kept.len(), 2, "one big input and the last one fit");
+        assert_eq!(kept[1], b"last");
     }
 }

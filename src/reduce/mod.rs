@@ -14,6 +14,7 @@
 //! Every step is bounded by the caller's budget; the result is always a valid edit list (at
 //! worst empty).
 
+pub mod ddmin;
 pub mod edit;
 pub mod program;
 
@@ -124,45 +125,14 @@ impl<F: FnMut(&[Edit]) -> bool> Search<'_, F> {
 
     /// ddmin over the operator nodes to keep.
     fn ddmin_nodes(&mut self) {
-        let mut keep: Vec<usize> = self
+        let nodes: Vec<usize> = self
             .current()
             .graph
             .op_nodes()
             .iter()
             .map(|n| n.index())
             .collect();
-        let mut n = 2usize;
-        while keep.len() >= 2 && !self.out_of_budget {
-            let chunk = keep.len().div_ceil(n);
-            let chunks: Vec<Vec<usize>> = keep.chunks(chunk).map(<[usize]>::to_vec).collect();
-            let mut reduced = false;
-            for c in &chunks {
-                if self.try_edit(Edit::KeepOnly(c.clone())) {
-                    keep = c.clone();
-                    n = 2;
-                    reduced = true;
-                    break;
-                }
-            }
-            if !reduced && chunks.len() > 2 {
-                for c in &chunks {
-                    let complement: Vec<usize> =
-                        keep.iter().copied().filter(|k| !c.contains(k)).collect();
-                    if self.try_edit(Edit::KeepOnly(complement.clone())) {
-                        keep = complement;
-                        n = (n - 1).max(2);
-                        reduced = true;
-                        break;
-                    }
-                }
-            }
-            if !reduced {
-                if n >= keep.len() {
-                    break;
-                }
-                n = (2 * n).min(keep.len());
-            }
-        }
+        ddmin::ddmin(&nodes, |keep| self.try_edit(Edit::KeepOnly(keep.to_vec())));
     }
 
     /// Bypasses and output drops, one node at a time, until none applies.
