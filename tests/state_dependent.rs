@@ -166,6 +166,15 @@ fn a_crash_that_needs_an_earlier_input_replays_after_it_from_the_folder() {
         "ddmin keeps exactly the arming input"
     );
     assert!(!dir.join(finding::NO_REPLAY).exists());
+    // A second search starts from the first one's answer: one replay confirms it.
+    let again = dlcfuzz()
+        .args(["reduce", "--budget", "120"])
+        .arg(&dir)
+        .output()
+        .expect("dlcfuzz reduce runs");
+    assert!(again.status.success());
+    let second = history::needed(&dir).expect("history-needed.json");
+    assert_eq!((second.inputs, second.replays), (needed.inputs, 1));
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     assert!(md.contains("state-dependent"), "{md}");
 

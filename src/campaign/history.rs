@@ -139,9 +139,10 @@ impl HistoryReplay<'_> {
         Ok(matches!(&outcome.verdict, Verdict::Found(f) if reduction_key(&f.signature) == key))
     }
 
-    /// Replays `dir`'s recorded history before `input`; when the crash (reduction key
-    /// `key`) comes back, cuts the history to the inputs it needs and writes [`NEEDED_JSON`].
-    /// `None` when there is no history or the crash does not come back with it.
+    /// Replays `dir`'s recorded history before `input` (first the inputs an earlier search
+    /// found it needs, if any); when the crash (reduction key `key`) comes back, cuts the
+    /// history to the inputs it needs and writes [`NEEDED_JSON`]. `None` when there is no
+    /// history or the crash does not come back with it.
     pub fn search(&self, dir: &Path, input: &[u8], key: &str) -> Result<Option<Needed>, String> {
         let start = Instant::now();
         let history = read(dir);
@@ -149,15 +150,31 @@ impl HistoryReplay<'_> {
             return Ok(None);
         }
         let all: Vec<&[u8]> = history.iter().map(|(_, b)| b.as_slice()).collect();
-        let mut replays = 1;
-        let comes_back = self.crashes_after(&all, input, key)?;
-        if !comes_back {
+        let every: Vec<usize> = (0..history.len()).collect();
+        // An earlier search's answer is where a longer one starts (`dlcfuzz reduce --budget`
+        // after a campaign's short one), once it is seen to hold still.
+        let earlier_answer: Option<Vec<usize>> = needed(dir).map(|n| {
+            n.inputs
+                .iter()
+                .filter_map(|name| history.iter().position(|(h, _)| h == name))
+                .collect()
+        });
+        let mut replays = 0;
+        let mut start_from = None;
+        for candidate in earlier_answer.into_iter().chain([every]) {
+            replays += 1;
+            let earlier: Vec<&[u8]> = candidate.iter().map(|&i| all[i]).collect();
+            if self.crashes_after(&earlier, input, key)? {
+                start_from = Some(candidate);
+                break;
+            }
+        }
+        let Some(indices) = start_from else {
             let _ = std::fs::remove_dir_all(&self.inflight);
             return Ok(None);
-        }
+        };
         let deadline = Instant::now() + self.budget;
         let mut out_of_budget = false;
-        let indices: Vec<usize> = (0..history.len()).collect();
         let kept = crate::reduce::ddmin::ddmin(&indices, |subset| {
             if Instant::now() >= deadline {
                 out_of_budget = true;
