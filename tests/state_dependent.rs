@@ -25,6 +25,19 @@ fn dlcfuzz() -> Command {
     cmd
 }
 
+/// `dlcfuzz reduce` on `dir`: whether it succeeded, and its stderr.
+fn reduce(dir: &Path) -> (bool, String) {
+    let out = dlcfuzz()
+        .args(["reduce", "--budget", "120"])
+        .arg(dir)
+        .output()
+        .expect("dlcfuzz reduce runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn worker(config: &TargetConfig, inflight: &Path) -> Isolated {
     let isolation = Isolation {
         timeout: Duration::from_secs(20),
@@ -147,16 +160,8 @@ fn a_crash_that_needs_an_earlier_input_replays_after_it_from_the_folder() {
     Envelope::write(&dir, &config).expect("target.json");
     assert_eq!(history::read(&dir).len(), 4);
 
-    let reduce = dlcfuzz()
-        .args(["reduce", "--budget", "120"])
-        .arg(&dir)
-        .output()
-        .expect("dlcfuzz reduce runs");
-    assert!(
-        reduce.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reduce.stderr)
-    );
+    let (ok, stderr) = reduce(&dir);
+    assert!(ok, "{stderr}");
     let needed = history::needed(&dir).expect("history-needed.json");
     assert_eq!(needed.recorded, 4);
     assert!(!needed.out_of_budget);
@@ -167,12 +172,8 @@ fn a_crash_that_needs_an_earlier_input_replays_after_it_from_the_folder() {
     );
     assert!(!dir.join(finding::NO_REPLAY).exists());
     // A second search starts from the first one's answer: one replay confirms it.
-    let again = dlcfuzz()
-        .args(["reduce", "--budget", "120"])
-        .arg(&dir)
-        .output()
-        .expect("dlcfuzz reduce runs");
-    assert!(again.status.success());
+    let (ok, stderr) = reduce(&dir);
+    assert!(ok, "{stderr}");
     let second = history::needed(&dir).expect("history-needed.json");
     assert_eq!((second.inputs, second.replays), (needed.inputs, 1));
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
@@ -232,12 +233,7 @@ fn a_crash_its_history_does_not_bring_back_is_marked_as_not_replaying() {
     .expect("writes")
     .expect("a new folder");
     Envelope::write(&dir, &config).expect("target.json");
-    let reduce = dlcfuzz()
-        .args(["reduce", "--budget", "60"])
-        .arg(&dir)
-        .output()
-        .expect("dlcfuzz reduce runs");
-    assert!(!reduce.status.success());
+    assert!(!reduce(&dir).0, "the crash does not come back");
     let why = finding::no_replay(&dir).expect("does-not-replay.txt");
     assert!(why.contains("nor after the 3 inputs"), "{why}");
     assert!(history::needed(&dir).is_none());
