@@ -71,14 +71,14 @@ pub struct Needed {
 }
 
 impl Needed {
-    /// One line for a report.
+    /// One line for a report; runs of consecutive files are written as ranges.
     pub fn describe(&self) -> String {
         format!(
             "the input alone passes in a fresh worker; it crashes after {} of the {} inputs its worker ran before it ({}: {}), replayed in one fresh worker{}",
             self.inputs.len(),
             self.recorded,
             HISTORY_DIR,
-            self.inputs.join(", "),
+            ranges(&self.inputs),
             if self.out_of_budget {
                 " (the search ran out of budget: perhaps not the fewest)"
             } else {
@@ -86,6 +86,32 @@ impl Needed {
             }
         )
     }
+}
+
+/// `names` with each run of consecutively numbered files written `first–last`.
+fn ranges(names: &[String]) -> String {
+    let number = |n: &String| n.strip_suffix(".bin").and_then(|n| n.parse::<usize>().ok());
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut parts = Vec::new();
+    for name in names {
+        match (number(name), runs.last_mut()) {
+            (Some(k), Some(run)) if run.1 + 1 == k => run.1 = k,
+            (Some(k), _) => runs.push((k, k)),
+            (None, _) => parts.push(name.clone()),
+        }
+    }
+    let mut written: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                file_name(a)
+            } else {
+                format!("{}–{}", file_name(a), file_name(b))
+            }
+        })
+        .collect();
+    written.append(&mut parts);
+    written.join(", ")
 }
 
 /// The needed earlier inputs recorded in `dir`, if its crash was found state-dependent.
@@ -245,6 +271,15 @@ mod tests {
             vec![b"c".to_vec(), b"a".to_vec()]
         );
         assert!(needed.describe().contains("after 2 of the 3 inputs"));
+    }
+
+    #[test]
+    fn consecutive_files_are_written_as_ranges() {
+        let names: Vec<String> = [3, 4, 5, 9, 11, 12].iter().map(|&i| file_name(i)).collect();
+        assert_eq!(
+            ranges(&names),
+            "00003.bin–00005.bin, 00009.bin, 00011.bin–00012.bin"
+        );
     }
 
     #[test]
