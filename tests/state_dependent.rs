@@ -147,7 +147,7 @@ fn a_crash_that_needs_an_earlier_input_replays_after_it_from_the_folder() {
         panic!("a death is a finding: {:?}", outcome.verdict)
     };
 
-    // The campaign's own way of filing it.
+    // The campaign's own way of filing it (`campaign::runner`'s `record`).
     let findings = tmp.path().join("findings");
     let died = DeadTest {
         death,
@@ -157,6 +157,7 @@ fn a_crash_that_needs_an_earlier_input_replays_after_it_from_the_folder() {
     let dir = finding::write_death(&findings, &cast.trigger, &died, f, "faulty")
         .expect("writes")
         .expect("a new folder");
+    history::write(&dir, &death.history).expect("history/");
     Envelope::write(&dir, &config).expect("target.json");
     assert_eq!(history::read(&dir).len(), 4);
 
@@ -232,6 +233,7 @@ fn a_crash_its_history_does_not_bring_back_is_marked_as_not_replaying() {
     )
     .expect("writes")
     .expect("a new folder");
+    history::write(&dir, &death.history).expect("history/");
     Envelope::write(&dir, &config).expect("target.json");
     assert!(!reduce(&dir).0, "the crash does not come back");
     let why = finding::no_replay(&dir).expect("does-not-replay.txt");

@@ -282,7 +282,6 @@ pub fn write_death(
         std::fs::write(dir.join(MODEL), model)?;
     }
     std::fs::write(dir.join("stderr.txt"), &died.death.stderr)?;
-    super::history::write(&dir, &died.death.history)?;
     let ops = died.ops.to_string();
     Report::new(finding, target.to_string(), ops, died.nodes, bytes, &dir).write(&dir)?;
     Ok(Some(dir))

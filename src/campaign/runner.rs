@@ -391,11 +391,19 @@ fn record(
                     ops: &outcome.ops,
                     nodes: outcome.nodes,
                 };
-                finding::write_death(&findings, bytes, &died, f, &config.target.name)
-                    .unwrap_or_else(|e| {
-                        tracing::error!("cannot write a finding: {e}");
-                        None
-                    })
+                let dir = finding::write_death(&findings, bytes, &died, f, &config.target.name)
+                    .and_then(|dir| {
+                        // The inputs the dead worker ran before: a crash that needs them
+                        // replays after them (`super::history`).
+                        if let Some(dir) = &dir {
+                            super::history::write(dir, &death.history)?;
+                        }
+                        Ok(dir)
+                    });
+                dir.unwrap_or_else(|e| {
+                    tracing::error!("cannot write a finding: {e}");
+                    None
+                })
             }
             None => outcome.new_finding.clone(),
         };
