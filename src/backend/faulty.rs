@@ -68,9 +68,11 @@ impl Fault {
 
 /// The first fault `model` triggers, in node order.
 pub fn fault_in(model: &[u8]) -> Option<Fault> {
-    crate::emit::read::node_op_types(model)?
-        .iter()
-        .find_map(|op| Fault::for_op(op))
+    first_fault(&crate::emit::read::node_op_types(model)?)
+}
+
+fn first_fault(op_types: &[String]) -> Option<Fault> {
+    op_types.iter().find_map(|op| Fault::for_op(op))
 }
 
 /// The op type whose model leaves the process armed, as a heap corruption would: it runs
@@ -88,10 +90,10 @@ fn strike(model: &OnnxModel, level: usize) {
     if level != 1 {
         return;
     }
-    if let Some(fault) = fault_in(&model.bytes) {
+    let ops = crate::emit::read::node_op_types(&model.bytes).unwrap_or_default();
+    if let Some(fault) = first_fault(&ops) {
         fault.commit();
     }
-    let ops = crate::emit::read::node_op_types(&model.bytes).unwrap_or_default();
     let has = |op: &str| ops.iter().any(|o| o == op);
     use std::sync::atomic::Ordering::SeqCst;
     if has(ARMED_TRIGGER) && ARMED.load(SeqCst) {

@@ -135,6 +135,18 @@ pub fn needed_inputs(dir: &Path) -> Result<Vec<Vec<u8>>, String> {
         .collect()
 }
 
+/// What replaying a crash's history before its input gave.
+#[derive(Debug)]
+pub enum HistoryAnswer {
+    /// The crash came back: these are the earlier inputs it needs.
+    Needs(Needed),
+    /// It did not come back after the `recorded` earlier inputs (none recorded: 0).
+    NotBack {
+        /// How many earlier inputs the death recorded.
+        recorded: usize,
+    },
+}
+
 /// How to replay a history.
 pub struct HistoryReplay<'a> {
     /// The `dlcfuzz` executable the workers run.
@@ -167,15 +179,20 @@ impl HistoryReplay<'_> {
 
     /// Replays `dir`'s recorded history before `input` (first the inputs an earlier search
     /// found it needs, if any); when the crash (reduction key `key`) comes back, cuts the
-    /// history to the inputs it needs and writes [`NEEDED_JSON`]. `None` when there is no
-    /// history or the crash does not come back with it.
-    pub fn search(&self, dir: &Path, input: &[u8], key: &str) -> Result<Option<Needed>, String> {
+    /// history to the inputs it needs and writes [`NEEDED_JSON`].
+    pub fn search(&self, dir: &Path, input: &[u8], key: &str) -> Result<HistoryAnswer, String> {
         let start = Instant::now();
         let history = read(dir);
+        let not_back = HistoryAnswer::NotBack {
+            recorded: history.len(),
+        };
         if history.is_empty() {
-            return Ok(None);
+            return Ok(not_back);
         }
-        let all: Vec<&[u8]> = history.iter().map(|(_, b)| b.as_slice()).collect();
+        let crashes_after = |indices: &[usize]| {
+            let earlier: Vec<&[u8]> = indices.iter().map(|&i| history[i].1.as_slice()).collect();
+            self.crashes_after(&earlier, input, key)
+        };
         let every: Vec<usize> = (0..history.len()).collect();
         // An earlier search's answer is where a longer one starts (`dlcfuzz reduce --budget`
         // after a campaign's short one), once it is seen to hold still.
@@ -189,15 +206,14 @@ impl HistoryReplay<'_> {
         let mut start_from = None;
         for candidate in earlier_answer.into_iter().chain([every]) {
             replays += 1;
-            let earlier: Vec<&[u8]> = candidate.iter().map(|&i| all[i]).collect();
-            if self.crashes_after(&earlier, input, key)? {
+            if crashes_after(&candidate)? {
                 start_from = Some(candidate);
                 break;
             }
         }
         let Some(indices) = start_from else {
             let _ = std::fs::remove_dir_all(&self.inflight);
-            return Ok(None);
+            return Ok(not_back);
         };
         let deadline = Instant::now() + self.budget;
         let mut out_of_budget = false;
@@ -207,8 +223,7 @@ impl HistoryReplay<'_> {
                 return false;
             }
             replays += 1;
-            let earlier: Vec<&[u8]> = subset.iter().map(|&i| all[i]).collect();
-            self.crashes_after(&earlier, input, key).unwrap_or(false)
+            crashes_after(subset).unwrap_or(false)
         });
         let _ = std::fs::remove_dir_all(&self.inflight);
         let needed = Needed {
@@ -223,7 +238,7 @@ impl HistoryReplay<'_> {
             serde_json::to_vec_pretty(&needed).expect("serializable"),
         )
         .map_err(|e| format!("{}: {e}", dir.display()))?;
-        Ok(Some(needed))
+        Ok(HistoryAnswer::Needs(needed))
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::executor::{Executor, Request};
 use super::finding::{Envelope, Report, INPUT, MODEL, NO_REPLAY, ORIGINAL_MODEL, REDUCTION_JSON};
-use super::history::HistoryReplay;
+use super::history::{HistoryAnswer, HistoryReplay};
 use super::verify::{recheck_on_newest, spec_basis, Severity};
 use super::worker::{Isolated, Isolation};
 use crate::oracle::Verdict;
@@ -58,22 +58,24 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         )
     };
     if !still_fails(&[]) {
-        let _ = std::fs::remove_dir_all(&inflight);
+        drop(executor);
         let replay = HistoryReplay {
             program: &opts.program,
             target: &envelope.target,
             isolation: opts.isolation,
-            inflight: dir.join(".history-inflight"),
+            inflight,
             budget: opts.budget,
         };
-        if let Some(needed) = replay.search(dir, &bytes, &key)? {
-            // State-dependent: the input needs earlier ones in its process, which graph
-            // reduction and bisection (one input each) cannot give it; the report says so.
-            finish(dir, &mut report, &envelope, None)?;
-            tracing::info!("{}: {}", dir.display(), needed.describe());
-            return Ok(Reduction::default());
-        }
-        let recorded = super::history::read(dir).len();
+        let recorded = match replay.search(dir, &bytes, &key)? {
+            HistoryAnswer::Needs(needed) => {
+                // State-dependent: the input needs earlier ones in its process, which graph
+                // reduction and bisection (one input each) cannot give it; the report says so.
+                finish(dir, &mut report, &envelope, None)?;
+                tracing::info!("{}: {}", dir.display(), needed.describe());
+                return Ok(Reduction::default());
+            }
+            HistoryAnswer::NotBack { recorded } => recorded,
+        };
         let why = format!(
             "{} does not reproduce in a fresh worker{} (its signature is {})",
             dir.display(),
