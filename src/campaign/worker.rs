@@ -231,6 +231,9 @@ impl Isolated {
         });
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&stderr);
+        // When the worker last showed it is alive: started, or printed a set-up status line.
+        let alive = Arc::new(Mutex::new(Instant::now()));
+        let heard = Arc::clone(&alive);
         std::thread::spawn(move || {
             let mut chunk = [0u8; 8192];
             let mut line: Vec<u8> = Vec::new();
@@ -248,6 +251,7 @@ impl Isolated {
                     }
                     if line.starts_with(crate::targets::STATUS_PREFIX.as_bytes()) {
                         eprintln!("{}", String::from_utf8_lossy(&line));
+                        *heard.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
                     }
                     line.clear();
                 }
@@ -260,8 +264,11 @@ impl Isolated {
             }
         });
         // Building the harness can take a while (a first capability probe), so the ready
-        // line gets a generous wait of its own.
-        let deadline = Instant::now() + Duration::from_secs(600);
+        // line gets a generous wait of its own, counted from the last status line the set-up
+        // printed: a long probe that reports its progress is never cut off.
+        let quiet_limit = Duration::from_secs(600);
+        let still_starting =
+            || alive.lock().unwrap_or_else(|e| e.into_inner()).elapsed() < quiet_limit;
         let reference_level = loop {
             match lines.recv_timeout(POLL) {
                 Ok(line) => {
@@ -269,7 +276,7 @@ impl Isolated {
                         break level.trim().to_string();
                     }
                 }
-                Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                Err(RecvTimeoutError::Timeout) if still_starting() => {}
                 Err(_) => {
                     let _ = process.kill();
                     let _ = process.wait();
