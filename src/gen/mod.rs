@@ -37,8 +37,10 @@ pub const CONFIG_BYTES: usize = 40;
 /// Version 12: the torch surface's attention row and the rows aimed at Inductor's
 /// pattern-matcher rewrites take their share of the row draws. Version 13: the six rows
 /// aimed at Inductor's freezing passes take theirs. Version 14: `CumSum` takes its share of
-/// the op ring (consistent hashing: seeds whose draws land on its points change).
-pub const DECODER_VERSION: u32 = 14;
+/// the op ring (consistent hashing: seeds whose draws land on its points change). Version
+/// 15: `GridSample` takes its share of the op ring, and six more torch rows aimed at
+/// Inductor's rewrites take theirs of the row draws.
+pub const DECODER_VERSION: u32 = 15;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

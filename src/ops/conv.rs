@@ -1,5 +1,6 @@
 //! Sliding-window ops over `N, C, spatial...` tensors: Conv (1-D and 2-D), MaxPool,
-//! AveragePool, GlobalAveragePool and GlobalMaxPool.
+//! AveragePool, GlobalAveragePool and GlobalMaxPool; and GridSample, which samples an
+//! `N, C, H, W` tensor at the points of a grid.
 //!
 //! Kernel sizes, strides, pads and dilations are solver variables, so backward insertion can
 //! hit a wanted output size: each spatial output is
@@ -10,6 +11,7 @@ use super::accumulation::{self, Terms};
 use super::eval;
 use super::eval::{Args, RefError};
 use super::fragility::{self, NodeValues};
+use super::torch_form::{TorchForm, TorchWriter};
 use super::ConcreteAttrs;
 use super::{
     uniform_sigs, uniform_sigs_with_arities, AttrCx, AttrValue, OpSpec, RoundingClass, Sig,
@@ -375,6 +377,178 @@ impl OpSpec for GlobalPool {
     }
 }
 
+/// `GridSample(X, grid)` (opset 16, the version of opset 19): `X` (`N, C, H, W`) sampled at
+/// the points of `grid` (`N, H_out, W_out, 2`, normalized `x, y` in `[-1, 1]` at the
+/// corner pixels' centers with `align_corners`, at their outer edges without), giving
+/// `N, C, H_out, W_out`. Modes `bilinear` and `nearest` (the attribute classes, probed
+/// apart); `bicubic` is not drawn: the operator text does not say how its 4x4 neighbourhood
+/// meets `border` or `reflection` padding, where implementations differ. Padding
+/// `zeros`, `border` or `reflection` for points outside the image.
+struct GridSample;
+
+/// GridSample's modes, as attribute classes.
+const GRID_SAMPLE_MODES: [&str; 2] = ["bilinear", "nearest"];
+/// GridSample's padding modes, in PyTorch's `grid_sampler` numbering.
+const GRID_SAMPLE_PADDING: [&str; 3] = ["zeros", "border", "reflection"];
+
+impl GridSample {
+    /// The node's mode, padding mode (as PyTorch numbers them) and `align_corners`.
+    fn settings(attrs: &[(String, AttrValue<i64>)]) -> (i64, i64, bool) {
+        let string = |name: &str, default: &str| match attrs.iter().find(|(n, _)| n == name) {
+            Some((_, AttrValue::Str(s))) => s.clone(),
+            _ => default.to_string(),
+        };
+        let mode = i64::from(string("mode", "bilinear") == "nearest");
+        let padding = GRID_SAMPLE_PADDING
+            .iter()
+            .position(|p| *p == string("padding_mode", "zeros"))
+            .unwrap_or(0) as i64;
+        let align = eval::int_attr(attrs, "align_corners", 0) != 0;
+        (mode, padding, align)
+    }
+
+    /// Whether a nearest-mode sampling point lies within rounding of a half-pixel, where the
+    /// pixel it picks changes (padding maps half-pixels to half-pixels: the reflection axes
+    /// sit on pixel centers or edges, and `zeros` starts at an edge).
+    fn nearest_on_boundary(node: &NodeValues) -> Result<bool, RefError> {
+        let (mode, _, align) = Self::settings(&node.attrs.named);
+        let (Some(x), Some(grid)) = (node.shapes.first(), node.inputs.get(1)) else {
+            return Ok(false);
+        };
+        if mode != 1 || x.len() != 4 {
+            return Ok(false);
+        }
+        let grid = grid.to_kind(Kind::Double);
+        let margin = (node.margin)(1, &grid);
+        // The unit roundoff of the grid's type.
+        let eps = match node.dtypes.get(1) {
+            Some(DType::F16) => 2f64.powi(-11),
+            Some(DType::F32) => 2f64.powi(-24),
+            _ => 2f64.powi(-53),
+        };
+        // Grid component 0 is x (the width, dim 3), component 1 is y (the height, dim 2).
+        for (component, size) in [(0, x[3]), (1, x[2])] {
+            let g = grid.f_select(-1, component)?;
+            let m = margin.f_select(-1, component)?;
+            let size = size as f64;
+            let (scale, coordinate) = if align {
+                ((size - 1.0) / 2.0, (&g + 1.0) * ((size - 1.0) / 2.0))
+            } else {
+                (size / 2.0, ((&g + 1.0) * size - 1.0) / 2.0)
+            };
+            // The grid's own rounding, scaled into pixels, plus the coordinate's computation
+            // in the grid's type.
+            let slack = m * scale + (coordinate.abs() + size) * (8.0 * eps);
+            if fragility::near_grid(&coordinate, &slack, 0.5) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl OpSpec for GridSample {
+    fn accumulated_terms(&self, node: &Terms) -> f64 {
+        // Bilinear weighs four pixels; nearest copies one.
+        let (mode, _, _) = Self::settings(node.attrs);
+        if mode == 1 {
+            1.0
+        } else {
+            4.0
+        }
+    }
+
+    fn interpolates(&self, attrs: &[(String, AttrValue<i64>)]) -> bool {
+        Self::settings(attrs).0 == 0
+    }
+
+    fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
+        Self::nearest_on_boundary(node)
+    }
+
+    fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
+        let (mode, padding, align) = Self::settings(a.attrs());
+        let (x, grid) = (a.x(0)?, a.x(1)?);
+        let grid = grid.to_kind(x.kind());
+        Ok(vec![Tensor::f_grid_sampler(
+            x, &grid, mode, padding, align,
+        )?])
+    }
+
+    fn torch_form(&self) -> Option<TorchWriter<'_>> {
+        Some(TorchWriter::new(|cx| {
+            // ATen's `grid_sampler` (what `torch.nn.functional.grid_sample` calls, and a
+            // TorchScript builtin), with its mode and padding numbers.
+            let (mode, padding, align) = Self::settings(&cx.attrs.named);
+            let align = if align { "True" } else { "False" };
+            Ok(TorchForm::whole(
+                format!("torch.grid_sampler({{0}}, {{1}}, {mode}, {padding}, {align})"),
+                true,
+            ))
+        }))
+    }
+
+    fn rounding(&self) -> RoundingClass {
+        RoundingClass::Accumulating
+    }
+
+    fn name(&self) -> &'static str {
+        "GridSample"
+    }
+
+    fn sigs(&self) -> Vec<Sig> {
+        uniform_sigs(&DType::FLOATS, 2)
+    }
+
+    fn classes(&self) -> Vec<&'static str> {
+        GRID_SAMPLE_MODES.to_vec()
+    }
+
+    fn input_ranks(&self, _sig: &Sig) -> Vec<RangeInclusive<usize>> {
+        vec![4..=4, 4..=4]
+    }
+
+    fn infer_input_types(
+        &self,
+        _sig: &Sig,
+        out_rank: usize,
+        _u: &mut Unstructured,
+    ) -> Option<Vec<usize>> {
+        (out_rank == 4).then(|| vec![4, 4])
+    }
+
+    fn attrs(&self, cx: &mut AttrCx, _inputs: &[SymTensor]) -> SymAttrs {
+        let mut attrs = SymAttrs::default();
+        let mode = GRID_SAMPLE_MODES
+            .iter()
+            .find(|m| **m == cx.class)
+            .copied()
+            .unwrap_or(GRID_SAMPLE_MODES[0]);
+        attrs.set("mode", AttrValue::Str(mode.into()));
+        let padding = GRID_SAMPLE_PADDING[cx.pick(0, 2) as usize];
+        attrs.set("padding_mode", AttrValue::Str(padding.into()));
+        if cx.flip() {
+            attrs.set("align_corners", AttrValue::Int(Int::from(1i64)));
+        }
+        attrs
+    }
+
+    fn requires(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Bool> {
+        let (x, grid) = (&inputs[0], &inputs[1]);
+        vec![grid.dims[0].eq(&x.dims[0]), grid.dims[3].eq(2i64)]
+    }
+
+    fn type_transfer(&self, _attrs: &SymAttrs, inputs: &[SymTensor]) -> Vec<Vec<Int>> {
+        let (x, grid) = (&inputs[0], &inputs[1]);
+        vec![vec![
+            x.dims[0].clone(),
+            x.dims[1].clone(),
+            grid.dims[1].clone(),
+            grid.dims[2].clone(),
+        ]]
+    }
+}
+
 /// The convolution and pooling family.
 pub fn specs() -> Vec<Box<dyn OpSpec>> {
     vec![
@@ -393,6 +567,7 @@ pub fn specs() -> Vec<Box<dyn OpSpec>> {
         Box::new(GlobalPool {
             name: "GlobalMaxPool",
         }),
+        Box::new(GridSample),
     ]
 }
 
@@ -832,6 +1007,65 @@ mod tests {
         assert!(!ceil_window_past_end_padding(&pool(0), &[1, 1, 4]));
         assert!(!ceil_window_past_end_padding(&pool(1), &[1, 1, 5]));
     }
+
+    #[test]
+    fn grid_sample_takes_batch_and_channels_from_x_and_the_size_from_the_grid() {
+        let (x, grid) = (tensor(&[2, 3, 5, 6]), tensor(&[2, 4, 7, 2]));
+        let attrs = SymAttrs::default();
+        assert!(all_true(
+            &GridSample.requires(&attrs, &[x.clone(), grid.clone()])
+        ));
+        assert_eq!(
+            consts(&GridSample.type_transfer(&attrs, &[x.clone(), grid])[0]),
+            vec![2, 3, 4, 7]
+        );
+        // The grid's batch must match, and its points have two coordinates.
+        assert!(!all_true(
+            &GridSample.requires(&attrs, &[x.clone(), tensor(&[1, 4, 7, 2])])
+        ));
+        assert!(!all_true(
+            &GridSample.requires(&attrs, &[x, tensor(&[2, 4, 7, 3])])
+        ));
+    }
+
+    /// The nearest-mode boundary rule on a 1x1x1x`width` image sampled at `xs` (y at 0).
+    fn nearest_boundary(xs: &[f32], width: i64, align: i64) -> bool {
+        let x = Tensor::zeros([1, 1, 1, width], (Kind::Float, tch::Device::Cpu));
+        let points: Vec<f32> = xs.iter().flat_map(|&px| [px, 0.0]).collect();
+        let grid = f32s(&points, &[1, 1, xs.len() as i64, 2]);
+        let attrs = Attrs {
+            named: vec![
+                ("mode".into(), AttrValue::Str("nearest".into())),
+                ("align_corners".into(), AttrValue::Int(align)),
+            ],
+            ..Attrs::default()
+        };
+        let shapes = [vec![1, 1, 1, width as usize], vec![1, 1, xs.len(), 2]];
+        let margin = |_: usize, t: &Tensor| t.zeros_like();
+        let with_args = |_: crate::ops::fragility::ArgsReader| {};
+        let node = NodeValues {
+            attrs: &attrs,
+            inputs: vec![&x, &grid],
+            dtypes: vec![DType::F32, DType::F32],
+            shapes: shapes.iter().map(Vec::as_slice).collect(),
+            out_dtype: DType::F32,
+            outputs: 1,
+            margin: &margin,
+            with_args: &with_args,
+        };
+        GridSample.near_jump(&node).expect("judged")
+    }
+
+    #[test]
+    fn a_nearest_grid_sample_point_on_a_half_pixel_is_fragile() {
+        // Width 4 without align_corners: pixel k spans [-1 + k/2, -1 + (k+1)/2] of the grid, so
+        // -0.5 is the edge between pixels 0 and 1; -0.625 and 0.125 fall inside pixels.
+        assert!(nearest_boundary(&[-0.5], 4, 0));
+        assert!(!nearest_boundary(&[-0.625, 0.125], 4, 0));
+        // With align_corners the corners are pixel centers: width 5 has centers every 0.5.
+        assert!(nearest_boundary(&[0.25], 5, 1));
+        assert!(!nearest_boundary(&[0.5, -1.0], 5, 1));
+    }
 }
 
 #[cfg(test)]
@@ -906,5 +1140,36 @@ mod evaluation_tests {
         );
         assert_eq!(y.size(), vec![1, 2, 3]);
         assert_eq!(values(&y), vec![1.0, 3.0, 5.0, 0.0, 20.0, 40.0]);
+    }
+
+    #[test]
+    fn grid_sample_interpolates_pads_and_picks_the_nearest_pixel() {
+        let sample = |mode: &str, padding: &str, align: i64, xs: &[f32]| {
+            // One row of four pixels 10, 20, 30, 40; the points at y = 0.
+            let x = Some(f32s(&[10.0, 20.0, 30.0, 40.0], &[1, 1, 1, 4]));
+            let points: Vec<f32> = xs.iter().flat_map(|&px| [px, 0.0]).collect();
+            let grid = Some(f32s(&points, &[1, 1, xs.len() as i64, 2]));
+            let attrs = [
+                ("mode", AttrValue::Str(mode.into())),
+                ("padding_mode", AttrValue::Str(padding.into())),
+                ("align_corners", AttrValue::Int(align)),
+            ];
+            values(&run1("GridSample", &attrs, vec![x, grid], DType::F32))
+        };
+        // align_corners: -1 and 1 are the first and last pixel centers; 0 is halfway.
+        assert_eq!(
+            sample("bilinear", "zeros", 1, &[-1.0, 0.0, 1.0]),
+            [10.0, 25.0, 40.0]
+        );
+        // Without it they are the outer edges: -1 is half a pixel left of pixel 0, which
+        // zeros padding blends with 0, border clamps and reflection mirrors.
+        assert_eq!(sample("bilinear", "zeros", 0, &[-1.0]), [5.0]);
+        assert_eq!(sample("bilinear", "border", 0, &[-1.0, 1.5]), [10.0, 40.0]);
+        assert_eq!(sample("bilinear", "reflection", 0, &[-1.5]), [15.0]);
+        // Nearest picks one pixel; a point outside under zeros padding gives 0.
+        assert_eq!(
+            sample("nearest", "zeros", 1, &[-0.4, 0.4, 2.0]),
+            [20.0, 30.0, 0.0]
+        );
     }
 }

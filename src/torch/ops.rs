@@ -193,7 +193,8 @@ pub struct TorchOp {
     /// The optimization the row is shaped to trigger: the start of the name the compiler
     /// reports it under when it fires (`pattern:NAME` for an Inductor pattern-matcher
     /// rewrite; `pattern:_sfdp_pattern_1_` covers its float32 `_inference` and its
-    /// reduced-precision `_half_inference` forms). Rows written after the compilers' own
+    /// reduced-precision `_half_inference` forms; `|` separates alternatives, for a rewrite
+    /// whose reduced-precision form is another pattern). Rows written after the compilers' own
     /// pattern functions; `dlcfuzz bench patterns --target torch_compile_cpu` measures how
     /// often each fires.
     pub aims: Option<&'static str>,
@@ -246,9 +247,11 @@ impl TorchOp {
         self
     }
 
-    /// Whether the fired optimization `fired` is the one the row aims at.
+    /// Whether the fired optimization `fired` is the one the row aims at (the aim may name
+    /// several starts, `|`-separated: a pattern and its reduced-precision form).
     pub fn hits(&self, fired: &str) -> bool {
-        self.aims.is_some_and(|aim| fired.starts_with(aim))
+        self.aims
+            .is_some_and(|aim| aim.split('|').any(|start| fired.starts_with(start)))
     }
 }
 
@@ -423,10 +426,18 @@ fn torch_only() -> Vec<TorchOp> {
         row("sdpa_masked", attention(4), Float, Out::Same, "torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)) / {f:0.5:4} + {3}, dim=-1) @ {2}").aims("pattern:_sfdp_pattern_5_"),
         row("sdpa_bmm", attention(3), Float, Out::Same, "torch.bmm(torch.bmm({0}, {1}.transpose(1, 2)).softmax(dim=-1), {2})").aims("pattern:_sfdp_pattern_13_"),
         row("sdpa_upcast", attention(4), Float, Out::Same, "torch.matmul(torch.softmax(torch.matmul({0}, {1}.transpose(-2, -1)).div({f:0.5:4}).float(), dim=-1).to({0}.dtype), {2})").aims("pattern:_sfdp_pattern_1_"),
+        // Queries, keys and values laid out `[B, S, H, D]` and permuted to heads first
+        // (patterns 11 and 14; bfloat16 and float16 programs fire 12's `_half` form): where the
+        // permutes move only size-1 dims Inductor makes them views, and patterns 1 and 5 fuse
+        // the same attention instead.
+        row("sdpa_permuted", attention(4), Float, Out::Same, "torch.matmul({0}.transpose(1, 2).contiguous().permute(0, 2, 1, 3), {1}.transpose(1, 2).contiguous().permute(0, 2, 1, 3).transpose(-2, -1)).div({f:0.5:4}).softmax(dim=-1).matmul({2}.transpose(1, 2).contiguous().permute(0, 2, 1, 3))").aims("pattern:_sfdp_pattern_11_|pattern:_sfdp_pattern_12_half|pattern:_sfdp_pattern_1_"),
+        row("sdpa_permuted_masked", attention(4), Float, Out::Same, "(torch.matmul({0}.transpose(1, 2).contiguous().permute(0, 2, 1, 3), {1}.transpose(1, 2).contiguous().permute(0, 2, 1, 3).transpose(-2, -1)).div({f:0.5:4}) + {3}).softmax(dim=-1).matmul({2}.transpose(1, 2).contiguous().permute(0, 2, 1, 3))").aims("pattern:_sfdp_pattern_14_|pattern:_sfdp_pattern_5_"),
         row("softmax_scaled", Scan, Float, Out::Same, "torch.softmax({0} * {f:0.25:4}, {dim})").aims("pattern:CallFunction_aten.sub.Tensor"),
         row("softmax_divided", Scan, Float, Out::Same, "torch.softmax({0} / {f:0.25:4}, {dim})").aims("pattern:CallFunction_aten.sub.Tensor"),
         row("cumsum_of_full", Scan, Float, Out::Same, "(torch.full({0}.shape, {f:-2:2}, dtype={0}.dtype).cumsum({dim}) + {0})").aims("pattern:CallFunction_aten.cumsum.default"),
         row("convert_round_trip", Unary, Float, Out::Same, "{0}.to(torch.float64).to({0}.dtype)").aims("pattern:CallFunction_prims.convert_element_type.default"),
+        row("split_cat", Scan, Any, Out::Same, "torch.cat(torch.split({0}, [{0}.shape[{dim}] // 2, {0}.shape[{dim}] - {0}.shape[{dim}] // 2], {dim}), {dim})").aims("pattern:CallFunction_aten.cat.default"),
+        row("view_round_trip", Unary, Any, Out::Same, "{0}.contiguous().view(-1).view({0}.shape)").aims("inductor:removed_pointless_view_pair"),
         row("mm_plus_mm", Mm, Float, Out::Same, "(torch.mm({0}, {1}) + torch.mm({0}.flip(1), {1}))").aims("pattern:CallFunction_aten.add.Tensor"),
         row("mm_bias", Mm, Float, Out::Same, "(torch.mm({0}, {1}) + {2})").aims("pattern:CallFunction_aten.add.Tensor"),
         row("mm_int8_weight", Mm, Float, Out::Same, "(torch.mm({0}, ({1} * 8).clamp(-127, 127).to(torch.int8).to({0}.dtype)) * {2})").aims("pattern:CallFunction_prims.convert_element_type.default"),
@@ -441,6 +452,8 @@ fn torch_only() -> Vec<TorchOp> {
         row("conv2d_sum", conv(2, false), Packable, Out::Same, "{c:torch.relu|torch.nn.functional.silu|torch.clone}(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}) + torch.nn.functional.conv2d({0}, {1}.flip(0), None, {conv}))").aims_frozen("inductor:mkldnn_conv_binary_unary_fusion"),
         row("linear_pointwise", Linear, Packable, Out::Same, "{c:torch.relu|torch.sigmoid|torch.tanh|torch.nn.functional.gelu|torch.nn.functional.silu}(torch.nn.functional.linear({0}, {1}, {2}))").aims_frozen("inductor:mkldnn_linear_weight_pack"),
         row("conv2d_affine", conv(2, false), Packable, Out::Same, "(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}) {c:*|/} {f:0.25:2} {c:+|-} {f:-1:1})").aims_frozen("inductor:binary_folding_conv"),
+        row("conv2d_batch_norm", conv(2, false), Packable, Out::Same, "torch.nn.functional.batch_norm(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}), {2}.flip(0).detach(), ({2}.abs() + {f:0.5:2}).detach(), {2}.cos(), {2}.sin(), False, 0.1, {f:0.001:0.5})").aims_frozen("inductor:binary_folding_conv"),
+        row("conv2d_channel_affine", conv(2, false), Packable, Out::Same, "(torch.nn.functional.conv2d({0}, {1}, {2}, {conv}) {c:*|+|-} {2}.view(1, -1, 1, 1).sigmoid())").aims_frozen("inductor:binary_folding_conv"),
     ]
 }
 
