@@ -123,9 +123,25 @@ impl Report {
 /// `target.json` names; the verdict stored at reduction when the folder names none.
 pub fn upstream_of_folder(dir: &Path, report: &Report) -> Option<Upstream> {
     match Envelope::read(dir) {
-        Ok(e) => Some(report.upstream_for(&e.target.name)),
+        Ok(e) => Some(with_live_ops(dir, report).upstream_for(&e.target.name)),
         Err(_) => report.upstream.clone(),
     }
+}
+
+/// `report`, its op types filled in from the program's live rows ([`crate::targets::LIVE_OPS`])
+/// when it names none (a program finding not reduced yet), so the table's op matchers see
+/// them.
+fn with_live_ops<'a>(dir: &Path, report: &'a Report) -> std::borrow::Cow<'a, Report> {
+    if !report.op_types.is_empty() {
+        return std::borrow::Cow::Borrowed(report);
+    }
+    let Ok(live) = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS)) else {
+        return std::borrow::Cow::Borrowed(report);
+    };
+    let rows: std::collections::BTreeSet<&str> = live.lines().filter(|l| !l.is_empty()).collect();
+    let mut filled = report.clone();
+    filled.op_types = rows.into_iter().collect::<Vec<_>>().join(",");
+    std::borrow::Cow::Owned(filled)
 }
 
 /// File names inside a finding folder.
@@ -321,4 +337,52 @@ pub fn folders_in(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     dirs.sort();
     dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An unreduced program finding names no op types; its live rows stand in for them, so
+    /// a known row matching on an op (`any` on uint8, pytorch/pytorch#198081) matches it.
+    #[test]
+    fn an_unreduced_program_finding_is_matched_on_its_live_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let report: Report = serde_json::from_value(serde_json::json!({
+            "finding": {
+                "kind": "Inconsistency",
+                "level": "compile:inductor",
+                "signature": "inconsistency:torch.compile:inductor:static:once:dtype:any",
+                "detail": "compile:inductor against eager: output 0 is Some(Some(Bool)), eager's is Some(Some(U8))",
+                "blame": null
+            },
+            "backend": "torch.compile",
+            "op_types": "",
+            "nodes": 0,
+            "input_bytes": 1,
+            "replay": "",
+            "spliced": [],
+            "culprits": null,
+            "severity": "SilentWrongResult",
+            "spec": null,
+            "newest": null,
+            "bug_key": null,
+            "upstream": null
+        }))
+        .unwrap();
+        let envelope = serde_json::json!({
+            "target": { "name": "torch_compile_cpu", "max_nodes": 10, "patterns": null },
+            "decoder_version": crate::gen::DECODER_VERSION
+        });
+        std::fs::write(dir.path().join(TARGET_JSON), envelope.to_string()).unwrap();
+        let before = upstream_of_folder(dir.path(), &report).unwrap();
+        assert_eq!(before, Upstream::New);
+        std::fs::write(
+            dir.path().join(crate::targets::LIVE_OPS),
+            "Neg\nany\nsilu\n",
+        )
+        .unwrap();
+        let after = upstream_of_folder(dir.path(), &report).unwrap();
+        assert_ne!(after, Upstream::New, "{after:?}");
+    }
 }
