@@ -138,9 +138,8 @@ fn with_live_ops<'a>(dir: &Path, report: &'a Report) -> std::borrow::Cow<'a, Rep
     let Ok(live) = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS)) else {
         return std::borrow::Cow::Borrowed(report);
     };
-    let rows: std::collections::BTreeSet<&str> = live.lines().filter(|l| !l.is_empty()).collect();
     let mut filled = report.clone();
-    filled.op_types = rows.into_iter().collect::<Vec<_>>().join(",");
+    filled.op_types = crate::targets::live_rows(&live).join(",");
     std::borrow::Cow::Owned(filled)
 }
 

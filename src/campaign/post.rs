@@ -135,9 +135,8 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         .find(|(name, _)| name == crate::targets::LIVE_OPS)
     {
         // A program: the operator rows the reduced program still computes.
-        let ops: std::collections::BTreeSet<&str> =
-            std::str::from_utf8(ops).unwrap_or("").lines().collect();
-        report.op_types = ops.into_iter().collect::<Vec<_>>().join(",");
+        report.op_types =
+            crate::targets::live_rows(std::str::from_utf8(ops).unwrap_or("")).join(",");
     }
     finish(dir, &mut report, &envelope, case.as_ref())?;
     // One bug, one entry: a finding whose reduced case agrees with an earlier bug's joins it.

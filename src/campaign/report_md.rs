@@ -46,8 +46,7 @@ pub fn markdown(dir: &Path) -> Result<String, String> {
         let ops = std::fs::read_to_string(dir.join(crate::targets::LIVE_OPS))
             .or_else(|_| std::fs::read_to_string(dir.join("ops.txt")))
             .unwrap_or_default();
-        let ops: std::collections::BTreeSet<&str> = ops.lines().collect();
-        let ops: Vec<&str> = ops.into_iter().collect();
+        let ops = crate::targets::live_rows(&ops);
         let ops = if ops.is_empty() {
             report.op_types.clone()
         } else {

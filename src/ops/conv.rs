@@ -394,14 +394,11 @@ const GRID_SAMPLE_PADDING: [&str; 3] = ["zeros", "border", "reflection"];
 impl GridSample {
     /// The node's mode, padding mode (as PyTorch numbers them) and `align_corners`.
     fn settings(attrs: &[(String, AttrValue<i64>)]) -> (i64, i64, bool) {
-        let string = |name: &str, default: &str| match attrs.iter().find(|(n, _)| n == name) {
-            Some((_, AttrValue::Str(s))) => s.clone(),
-            _ => default.to_string(),
-        };
-        let mode = i64::from(string("mode", "bilinear") == "nearest");
+        let mode = i64::from(eval::str_attr(attrs, "mode", "bilinear") == "nearest");
+        let padding = eval::str_attr(attrs, "padding_mode", "zeros");
         let padding = GRID_SAMPLE_PADDING
             .iter()
-            .position(|p| *p == string("padding_mode", "zeros"))
+            .position(|p| *p == padding)
             .unwrap_or(0) as i64;
         let align = eval::int_attr(attrs, "align_corners", 0) != 0;
         (mode, padding, align)

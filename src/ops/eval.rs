@@ -188,6 +188,18 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> Result<usize, RefError> {
     }
 }
 
+/// The `string` attribute `name` among a node's named attributes, or `default`.
+pub fn str_attr<'a>(
+    attrs: &'a [(String, AttrValue<i64>)],
+    name: &str,
+    default: &'a str,
+) -> &'a str {
+    match attrs.iter().find(|(n, _)| n == name) {
+        Some((_, AttrValue::Str(s))) => s,
+        _ => default,
+    }
+}
+
 /// The `int` attribute `name` among a node's named attributes, or `default`.
 pub fn int_attr(attrs: &[(String, AttrValue<i64>)], name: &str, default: i64) -> i64 {
     match attrs.iter().find(|(n, _)| n == name) {

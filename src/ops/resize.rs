@@ -458,12 +458,9 @@ pub(crate) fn rounds_integers_freely(attrs: &[(String, AttrValue<i64>)], dtype: 
     dtype.is_int() && interpolates_linearly(attrs)
 }
 
-/// Whether the `mode` attribute is `mode`.
+/// Whether the `mode` attribute is set to `mode` (never empty).
 fn mode_is(attrs: &[(String, AttrValue<i64>)], mode: &str) -> bool {
-    matches!(
-        attrs.iter().find(|(n, _)| n == "mode"),
-        Some((_, AttrValue::Str(m))) if m == mode
-    )
+    eval::str_attr(attrs, "mode", "") == mode
 }
 
 /// Whether a nearest-mode `Resize` reads a source coordinate that lies on a rounding

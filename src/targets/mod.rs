@@ -788,6 +788,12 @@ pub fn build(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
 /// computes, one per line (`ops.txt` names every row the bytes instantiated).
 pub const LIVE_OPS: &str = "live-ops.txt";
 
+/// The rows a [`LIVE_OPS`] (or `ops.txt`) text names, sorted and distinct.
+pub fn live_rows(text: &str) -> Vec<&str> {
+    let rows: std::collections::BTreeSet<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    rows.into_iter().collect()
+}
+
 /// The prefix of a status line a target prints on stderr while it sets up for long (a probe
 /// of its compiler): an isolated campaign's worker passes such lines on to the user.
 pub const STATUS_PREFIX: &str = "[dlcfuzz] ";
@@ -896,6 +902,15 @@ macro_rules! fuzz_target_glue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_rows_are_sorted_and_distinct() {
+        assert_eq!(
+            live_rows("silu\nNeg\n\nsilu\nany\n"),
+            ["Neg", "any", "silu"]
+        );
+        assert!(live_rows("").is_empty());
+    }
 
     #[test]
     fn what_a_user_asks_for_resolves_against_the_target_row() {
