@@ -367,6 +367,14 @@ impl OpSpec for Transpose {
 struct Squeeze;
 
 impl OpSpec for Squeeze {
+    /// Its axes come as constant operand 0.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            axes_operand: true,
+            ..Default::default()
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();
@@ -483,6 +491,15 @@ impl OpSpec for Squeeze {
 struct Unsqueeze;
 
 impl OpSpec for Unsqueeze {
+    /// Its axes come as constant operand 0 and index the output's rank.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            axes_operand: true,
+            axes_index_output: true,
+            ..Default::default()
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();

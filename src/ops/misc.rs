@@ -127,6 +127,17 @@ impl OpSpec for Cast {
 struct Clip;
 
 impl OpSpec for Clip {
+    /// Its class names which bounds are given (inputs 1 and 2).
+    fn class_of_node(&self, node: &super::pattern_roles::NodeView) -> Option<String> {
+        let class = match (node.given(1), node.given(2)) {
+            (true, true) => "min_max",
+            (true, false) => "min_only",
+            (false, true) => "max_only",
+            (false, false) => return None,
+        };
+        Some(class.into())
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let dtype = a.dtype(0);
         let order = |t: &Tensor| numeric::ordered(t, dtype);

@@ -24,6 +24,7 @@ pub mod matmul;
 pub mod misc;
 pub mod norm;
 pub mod numeric;
+pub mod pattern_roles;
 pub mod quant;
 pub mod reduce;
 pub mod resize;
@@ -374,6 +375,19 @@ pub trait OpSpec: Send + Sync {
     fn ambiguous(&self, node: &fragility::NodeValues) -> fragility::Verdict {
         let _ = node;
         Ok(None)
+    }
+
+    /// The roles of its attributes and constant operands for pattern pins
+    /// ([`pattern_roles`]); by default none.
+    fn pin_roles(&self) -> pattern_roles::PinRoles {
+        pattern_roles::PinRoles::default()
+    }
+
+    /// The attribute class an ONNX node of this op stands for, where its classes mirror
+    /// ONNX's (which optional inputs are given, a mode attribute); `None` when they do not.
+    fn class_of_node(&self, node: &pattern_roles::NodeView) -> Option<String> {
+        let _ = node;
+        None
     }
 
     /// Its evaluation on the reference (libtorch, ONNX semantics): one tensor per output,

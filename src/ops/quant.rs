@@ -58,6 +58,14 @@ impl Linear {
 }
 
 impl OpSpec for Linear {
+    /// Constant operand 0 is the scale.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            scale_operand: true,
+            ..Default::default()
+        }
+    }
+
     fn near_jump(&self, node: &NodeValues) -> Result<bool, RefError> {
         if self.dequantize || !node.float_input() {
             return Ok(false);

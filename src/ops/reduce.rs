@@ -108,6 +108,14 @@ struct Reduce {
 }
 
 impl OpSpec for Reduce {
+    /// Its axes come as constant operand 0.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            axes_operand: true,
+            ..Default::default()
+        }
+    }
+
     fn accumulated_terms(&self, node: &Terms) -> f64 {
         // The reduced share of the input (axes come as a constant operand).
         let x = node.size(0);

@@ -165,6 +165,14 @@ impl Split {
 }
 
 impl OpSpec for Split {
+    /// Its split sizes are drawn from the extent along its axis.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            axis_derives: true,
+            ..Default::default()
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let axis = eval::norm_axis(a.int("axis", 0), x.dim())?;
@@ -448,6 +456,11 @@ impl Pad {
 }
 
 impl OpSpec for Pad {
+    /// Its class is its `mode` (ONNX's default: `constant`).
+    fn class_of_node(&self, node: &super::pattern_roles::NodeView) -> Option<String> {
+        Some(node.string("mode").unwrap_or("constant").into())
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![pad(a, a.x(0)?)?])
     }
@@ -571,6 +584,14 @@ impl OpSpec for Pad {
 struct Gather;
 
 impl OpSpec for Gather {
+    /// Its index bounds are drawn from the extent along its axis.
+    fn pin_roles(&self) -> super::pattern_roles::PinRoles {
+        super::pattern_roles::PinRoles {
+            axis_derives: true,
+            ..Default::default()
+        }
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let axis = eval::norm_axis(a.int("axis", 0), x.dim())?;

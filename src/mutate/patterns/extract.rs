@@ -15,10 +15,12 @@
 //! of one pass are merged.
 
 use super::defuse::defuse;
-use super::pins::axis_rank;
-use super::{data_arities, specs_for, transformer_for_pass, Granularity, Library, Pattern};
+use super::{
+    data_arities, roles_of, specs_for, transformer_for_pass, Granularity, Library, Pattern,
+};
 use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
+use crate::ops::pattern_roles::NodeView;
 use crate::ops::registry;
 use crate::reference::onnx_models::tensor_from_proto;
 use petgraph::unionfind::UnionFind;
@@ -79,18 +81,13 @@ const DERIVED_ATTRIBUTES: &[&str] = &[
     "num_outputs",
 ];
 
-/// Whether the spec of `op` takes its constant operand 0 as axes.
-fn axes_operand(op: &str) -> bool {
-    op.starts_with("Reduce") || matches!(op, "Squeeze" | "Unsqueeze")
-}
-
 /// `axes` counted from the end when the rank they index is known, so that they keep their
 /// position relative to the rank at any rank the splice picks.
 fn from_end(op: &str, axes: &[i64], input_rank: Option<usize>) -> Vec<i64> {
     let Some(rank) = input_rank else {
         return axes.to_vec();
     };
-    let rank = axis_rank(op, rank, axes.len()) as i64;
+    let rank = roles_of(op).axis_rank(rank, axes.len()) as i64;
     axes.iter()
         .map(|a| if *a >= 0 { a - rank } else { *a })
         .collect()
@@ -131,7 +128,7 @@ fn pins_of(
             continue;
         };
         let value = match (&c.ints, c.scalar) {
-            (Some(axes), _) if slot == 0 && axes_operand(op) => {
+            (Some(axes), _) if slot == 0 && roles_of(op).axes_operand => {
                 PinValue::Axes(from_end(op, axes, input_rank))
             }
             (_, Some(v)) => PinValue::Float(v),
@@ -225,29 +222,21 @@ fn data_arity(n: &pb::NodeProto) -> Option<usize> {
 
 /// The attribute class a node pins, where our spec has classes that mirror ONNX's.
 fn class_of(n: &pb::NodeProto) -> Option<String> {
-    match n.op_type.as_deref()? {
-        "Clip" => {
-            let given: Vec<bool> = (1..3)
-                .map(|i| n.input.get(i).is_some_and(|s| !s.is_empty()))
-                .collect();
-            match (given[0], given[1]) {
-                (true, true) => Some("min_max".into()),
-                (true, false) => Some("min_only".into()),
-                (false, true) => Some("max_only".into()),
-                (false, false) => None,
-            }
-        }
-        "Pad" => {
-            let mode = n
-                .attribute
-                .iter()
-                .find(|a| a.name.as_deref() == Some("mode"))
-                .and_then(|a| a.s.clone())
-                .map(|s| String::from_utf8_lossy(&s).into_owned());
-            Some(mode.unwrap_or_else(|| "constant".into()))
-        }
-        _ => None,
-    }
+    let view = NodeView {
+        inputs_given: n.input.iter().map(|i| !i.is_empty()).collect(),
+        strings: n
+            .attribute
+            .iter()
+            .filter_map(|a| {
+                Some((
+                    a.name.clone()?,
+                    String::from_utf8_lossy(a.s.as_ref()?).into_owned(),
+                ))
+            })
+            .collect(),
+    };
+    let spec = *specs_for(n.op_type.as_deref()?).first()?;
+    registry()[spec].class_of_node(&view)
 }
 
 /// The abstract pattern of one model, or why there is none.

@@ -25,6 +25,7 @@ pub mod splice;
 
 pub use pins::{Pin, PinValue};
 
+use crate::ops::pattern_roles::PinRoles;
 use crate::ops::{registry, SpecId};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -167,6 +168,14 @@ pub fn specs_for(op_type: &str) -> Vec<SpecId> {
         .filter(|(_, s)| s.op_type() == op_type)
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The pin roles of `op_type`, every spec of it combined (none for an op without a spec).
+pub fn roles_of(op_type: &str) -> PinRoles {
+    specs_for(op_type)
+        .into_iter()
+        .map(|i| registry()[i].pin_roles())
+        .fold(PinRoles::default(), PinRoles::or)
 }
 
 /// The data-input counts a spec's signatures take.

@@ -9,6 +9,7 @@
 //! insertion attempt failed, never an ill-typed node; the spec's own requirements are then
 //! solved on the pinned values as on drawn ones.
 
+use super::roles_of;
 use crate::ir::DType;
 use crate::ops::numeric::int_range;
 use crate::ops::quant::nearest_scale;
@@ -75,18 +76,6 @@ pub enum Pin {
     KeepsDtype,
 }
 
-/// Ops whose spec draws other values from its axis (index bounds, split sizes): their axis is
-/// never pinned, which would leave those values out of range.
-const AXIS_DERIVES: &[&str] = &[
-    "Gather",
-    "GatherElements",
-    "Split",
-    "ScatterElements",
-    "TopK",
-    "Compress",
-    "OneHot",
-];
-
 /// Whether `axes` fit `rank`: each in `[-rank, rank)`, none twice once normalized.
 fn axes_fit(axes: &[i64], rank: usize) -> bool {
     let r = rank as i64;
@@ -101,15 +90,6 @@ fn axes_fit(axes: &[i64], rank: usize) -> bool {
     true
 }
 
-/// The rank the axes of `op` index: the output's for `Unsqueeze`, else input 0's.
-pub(super) fn axis_rank(op: &str, input_rank: usize, axes: usize) -> usize {
-    if op == "Unsqueeze" {
-        input_rank + axes
-    } else {
-        input_rank
-    }
-}
-
 /// The integers `value` stands for where the spec drew `drawn` integers, or `None` when it
 /// does not fit (other length, axes out of range, no permutation).
 fn pinned_ints(
@@ -121,7 +101,7 @@ fn pinned_ints(
 ) -> Option<Vec<Int>> {
     let ints = match value {
         PinValue::Axes(axes) => {
-            axes_fit(axes, axis_rank(op, rank, axes.len())).then(|| axes.clone())?
+            axes_fit(axes, roles_of(op).axis_rank(rank, axes.len())).then(|| axes.clone())?
         }
         PinValue::Ints(v) if name == "perm" => {
             let mut sorted = v.clone();
@@ -133,12 +113,6 @@ fn pinned_ints(
         _ => return None,
     };
     Some(ints.into_iter().map(Int::from).collect())
-}
-
-/// Whether constant operand `slot` of `op` is a quantization scale, which our specs keep a
-/// power of two (so that dividing and multiplying by the inverse round alike).
-fn quantization_scale(op: &str, slot: usize) -> bool {
-    slot == 0 && matches!(op, "QuantizeLinear" | "DequantizeLinear")
 }
 
 /// `value` as a scalar of `dtype`: floats as they are, integers rounded and only within the
@@ -167,14 +141,14 @@ pub fn apply(
             Pin::Attr { name, value } => {
                 // An attribute the spec does not model keeps ONNX's default; an axis that
                 // the spec's other draws depend on stays as drawn.
-                let derived = name == "axis" && AXIS_DERIVES.contains(&op);
+                let derived = name == "axis" && roles_of(op).axis_derives;
                 let Some(slot) = attrs.named.iter_mut().find(|(n, _)| n == name && !derived) else {
                     continue;
                 };
                 slot.1 = match (&slot.1, value) {
                     (AttrValue::Int(_), PinValue::Int(v)) => AttrValue::Int(Int::from(*v)),
                     (AttrValue::Int(_), PinValue::Axes(a)) if a.len() == 1 => {
-                        axes_fit(a, axis_rank(op, rank, 1)).then_some(())?;
+                        axes_fit(a, roles_of(op).axis_rank(rank, 1)).then_some(())?;
                         AttrValue::Int(Int::from(a[0]))
                     }
                     (AttrValue::Ints(d), v) => {
@@ -193,7 +167,7 @@ pub fn apply(
                         ConstInput::Ints(pinned_ints(op, "", v, d.len(), rank)?)
                     }
                     (ConstInput::Scalar(dtype, _), PinValue::Float(f)) => {
-                        let f = if quantization_scale(op, *slot) {
+                        let f = if *slot == 0 && roles_of(op).scale_operand {
                             nearest_scale(*f)
                         } else {
                             *f
