@@ -85,6 +85,8 @@ pub struct Binary {
     pub rounding: RoundingClass,
     /// The torch expression of the program targets (`{a}`, `{b}`), float32 only.
     pub torch: Option<&'static str>,
+    /// The torch expression divides truly: integer operands give a float result.
+    pub torch_true_division: bool,
     /// Where the output jumps near its float operands ([`OpSpec::near_jump`]), beyond a
     /// comparison's flip where the operands meet.
     pub jump: Option<Jump>,
@@ -108,6 +110,7 @@ fn op(name: &'static str, types: Types, eval: Eval) -> Binary {
         eval,
         rounding: RoundingClass::Correct,
         torch: None,
+        torch_true_division: false,
         jump: None,
         overflow: None,
         undefined: None,
@@ -178,6 +181,14 @@ impl Binary {
         Binary {
             torch: Some(torch),
             ..self
+        }
+    }
+
+    /// `torch`, a true division (integers in, float out).
+    fn torch_true_division(self, torch: &'static str) -> Binary {
+        Binary {
+            torch_true_division: true,
+            ..self.torch(torch)
         }
     }
 }
@@ -272,7 +283,7 @@ pub fn table() -> &'static [Binary] {
             .overflows(|x| &x[0] / &x[1])
             // Near a zero divisor either side of it is a correct rounding.
             .jumps(|_, _, y, my| fragility::any(&y.abs().le_tensor(my)))
-            .torch("torch.div({a}, {b})"),
+            .torch_true_division("torch.div({a}, {b})"),
             op("Mod", Numeric, modulo)
                 .divisor()
                 // MIN % -1: its quotient overflows.

@@ -498,8 +498,7 @@ fn derived() -> Vec<TorchOp> {
             Types::Compare => (Numeric, Out::Bool),
             Types::Equality | Types::Logical => (Any, Out::Bool),
             Types::Bitwise | Types::Unsigned => (IntOrBool, Out::Promote),
-            // torch's `div` is true division on integers too.
-            Types::Numeric if b.name == "Div" => (Numeric, Out::PromoteFloat),
+            Types::Numeric if b.torch_true_division => (Numeric, Out::PromoteFloat),
             Types::Numeric => (Numeric, Out::Promote),
             Types::Float => (Float, Out::Promote),
         };
