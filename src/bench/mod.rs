@@ -756,7 +756,8 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 10)]
         max_nodes: usize,
         /// Writes the first models whose targeted pass did not fire into this folder (a few
-        /// per pass, each with a JSON note of what fired instead).
+        /// per pass, each with a JSON note of what fired instead; with `--target`, a few
+        /// programs per row, each with its input).
         #[arg(long)]
         misses: Option<std::path::PathBuf>,
     },
@@ -846,12 +847,14 @@ impl BenchCommand {
                 count,
                 seed,
                 max_nodes,
+                misses,
                 ..
             } => torch_patterns::torch_patterns(
                 &target,
                 count.unwrap_or(TORCH_PATTERN_PROGRAMS),
                 seed,
                 max_nodes,
+                misses.as_deref(),
                 tick,
             )?,
             BenchCommand::Patterns {

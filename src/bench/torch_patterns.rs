@@ -4,9 +4,12 @@
 //! `per_row` of them generate a program holding the row; each such program is then tested
 //! as the campaign tests it (forward, static shapes, compiled once; the default
 //! configuration, or freezing for a row whose aim fires only there), and the optimizations
-//! Inductor reports are read from the test run.
+//! Inductor reports are read from the test run. With a misses folder, the first programs
+//! of each row whose aim did not fire are written there (`ROW-K.py`: the program, what fired
+//! instead; `ROW-K.bin`: the input, for `dlcfuzz replay --target`).
 
 use super::random_inputs;
+use crate::mutate::program::render::{render, Dialect};
 use crate::oracle::Verdict;
 use crate::targets::torch_compile::TorchCompileHarness;
 use crate::torch::ops::{table, TorchOp};
@@ -15,6 +18,38 @@ use std::collections::BTreeMap;
 
 /// Random inputs decoded per program wanted before a row counts as unreachable.
 const TRIES_PER_PROGRAM: usize = 400;
+
+/// Programs written per row by a misses folder.
+const MISSES_PER_ROW: usize = 3;
+
+/// Writes a missed program of `row` into `dir`: its input bytes and its source, headed by
+/// what fired instead.
+fn write_miss(
+    dir: &std::path::Path,
+    harness: &TorchCompileHarness,
+    row: &TorchOp,
+    k: usize,
+    bytes: &[u8],
+    fired: &[String],
+) -> Result<(), String> {
+    let (_, program) = harness.source.decode(&bytes[1..]);
+    let header: String = fired.iter().map(|f| format!("# fired: {f}\n")).collect();
+    let source = render(&program.program, Dialect::Python);
+    let stem = dir.join(format!("{}-{k}", row.name));
+    let write = |path: std::path::PathBuf, data: &[u8]| {
+        std::fs::write(&path, data).map_err(|e| format!("writing {}: {e}", path.display()))
+    };
+    write(stem.with_extension("bin"), bytes)?;
+    write(
+        stem.with_extension("py"),
+        format!(
+            "# {} aims at {}\n{header}{source}",
+            row.name,
+            row.aims.unwrap_or("")
+        )
+        .as_bytes(),
+    )
+}
 
 /// Length of each random input: the mode byte, then the program's bytes.
 pub const INPUT_LEN: usize = 600;
@@ -85,12 +120,14 @@ pub fn inputs_holding(
 
 /// Tests `per_row` programs holding each aimed row on `target` (an Inductor target) and
 /// reports, per row and per aimed rewrite, the share of tests that fired it, the pattern
-/// names that fired instead when it did not, and the overall `optimization_triggering_rate`.
+/// names that fired instead when it did not, and the overall `optimization_triggering_rate`;
+/// with `misses`, writes the first missed programs of each row there.
 pub fn torch_patterns(
     target: &str,
     per_row: usize,
     seed: u64,
     max_ops: usize,
+    misses: Option<&std::path::Path>,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Value, String> {
     let device = match target {
@@ -103,6 +140,9 @@ pub fn torch_patterns(
         }
     };
     let harness = TorchCompileHarness::on(device, max_ops)?;
+    if let Some(dir) = misses {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    }
     let mut next = random_inputs(seed, INPUT_LEN);
     let mut rows: Vec<(&TorchOp, Tally)> = Vec::new();
     let mut aims: BTreeMap<&str, Tally> = BTreeMap::new();
@@ -116,12 +156,17 @@ pub fn torch_patterns(
             unreachable.push(row.name);
         }
         let mut tally = Tally::default();
+        let mut written = 0;
         for bytes in inputs {
             let run = harness.test(&bytes, &[]);
             tick();
             let fired = run.fired.iter().any(|f| row.hits(f));
             let valid = !matches!(run.verdict, Verdict::Skipped(_));
             if !fired {
+                if let Some(dir) = misses.filter(|_| written < MISSES_PER_ROW) {
+                    write_miss(dir, &harness, row, written, &bytes, &run.fired)?;
+                    written += 1;
+                }
                 let other = instead.entry(row.name).or_default();
                 for name in run.fired.iter().filter(|f| f.starts_with("pattern:")) {
                     *other.entry(name.clone()).or_default() += 1;

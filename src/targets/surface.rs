@@ -10,7 +10,7 @@ use crate::mutate::program::render::{render, Dialect, ENTRY};
 use crate::mutate::program::{Program, ProgramPlan, Stmt, Var};
 use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Skip, Verdict};
-use crate::reduce::program::{dropped_mutations, Outline};
+use crate::reduce::program::{dropped_mutations, Outline, ProgramEdit};
 use crate::reduce::Edit;
 use crate::torch::gen::{generate_without, Lacks};
 use serde_json::{json, Value};
@@ -533,16 +533,26 @@ pub fn profiled(
         crate::reduce::program::apply(&mut test.program, edits)
             .map_err(|e| invalid(format!("reduction edits: {e}")))?;
     }
-    if test
-        .program
-        .outputs
-        .iter()
-        .any(|v| !test.program.profile[v].is_finite())
-    {
-        return Err(Verdict::Skipped(Skip::NonFinite));
-    }
+    drop_non_finite_outputs(&mut test.program)?;
     test.applied = plan.apply_except(&mut test.program, &dropped_mutations(edits));
     Ok(test)
+}
+
+/// Drops the outputs whose eager value is not finite (and the statements only they read), so
+/// that the rest of the program is still compiled and compared; skips the test when no output
+/// is finite. A program's components are packed into one compile: one component's overflow
+/// no longer costs the others their test.
+fn drop_non_finite_outputs(program: &mut Program) -> Result<(), Verdict> {
+    let drops: Vec<Edit> = program
+        .outputs
+        .iter()
+        .filter(|v| !program.profile[*v].is_finite())
+        .map(|v| Edit::Program(ProgramEdit::DropOutput(v.clone())))
+        .collect();
+    if drops.is_empty() {
+        return Ok(());
+    }
+    crate::reduce::program::apply(program, &drops).map_err(|_| Verdict::Skipped(Skip::NonFinite))
 }
 
 #[cfg(test)]
@@ -610,6 +620,30 @@ mod tests {
             component_of: BTreeMap::new(),
             weights: BTreeSet::new(),
         }
+    }
+
+    #[test]
+    fn non_finite_outputs_are_dropped_and_the_finite_ones_kept() {
+        let mut test = atan2_then_asinh();
+        let profile = &mut test.program.profile;
+        profile.insert("p".into(), t(&[1.0]));
+        profile.insert("c".into(), t(&[0.5]));
+        profile.insert("d".into(), t(&[f32::INFINITY]));
+        let mut program = test.program.clone();
+        assert!(drop_non_finite_outputs(&mut program).is_ok());
+        assert_eq!(program.outputs, ["c"]);
+        assert!(
+            !program
+                .body
+                .iter()
+                .any(|s| s.defs().contains(&"d".to_string())),
+            "exp(p) only fed the dropped output"
+        );
+        test.program.profile.insert("c".into(), t(&[f32::NAN]));
+        assert!(matches!(
+            drop_non_finite_outputs(&mut test.program),
+            Err(Verdict::Skipped(Skip::NonFinite))
+        ));
     }
 
     #[test]

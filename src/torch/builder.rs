@@ -188,21 +188,17 @@ impl<'a> Builder<'a, '_> {
         if ty.rank() == rank {
             return Some(var.clone());
         }
-        let shape: Vec<usize> = if ty.rank() < rank {
-            std::iter::repeat_n(1, rank - ty.rank())
-                .chain(ty.shape.iter().copied())
-                .collect()
-        } else {
-            let cut = ty.rank() - rank + 1;
-            std::iter::once(ty.shape[..cut].iter().product())
-                .chain(ty.shape[cut..].iter().copied())
-                .collect()
-        };
+        self.reshape(var, ranked_shape(&ty.shape, rank))
+    }
+
+    /// `var` reshaped to `shape` (of the same element count).
+    pub fn reshape(&mut self, var: &Var, shape: Vec<usize>) -> Option<Var> {
+        let scalar = self.ty(var).scalar;
         let list = shape_literal(&shape);
         self.emit(
             format!("torch.reshape({{0}}, {list})"),
             vec![var.clone()],
-            VarType::new(ty.scalar, shape),
+            VarType::new(scalar, shape),
             false,
             false,
         )
@@ -216,6 +212,20 @@ impl<'a> Builder<'a, '_> {
     /// A coin flip from the bytes.
     pub fn flip(&mut self) -> bool {
         self.u.arbitrary::<bool>().unwrap_or(false)
+    }
+}
+
+/// `shape` at rank `rank`: its leading dims merged, or leading 1s added.
+pub fn ranked_shape(shape: &[usize], rank: usize) -> Vec<usize> {
+    if shape.len() < rank {
+        std::iter::repeat_n(1, rank - shape.len())
+            .chain(shape.iter().copied())
+            .collect()
+    } else {
+        let cut = shape.len() - rank + 1;
+        std::iter::once(shape[..cut].iter().product())
+            .chain(shape[cut..].iter().copied())
+            .collect()
     }
 }
 

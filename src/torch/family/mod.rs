@@ -114,6 +114,27 @@ pub fn axis(b: &mut Builder, rank: usize) -> i64 {
     }
 }
 
+/// An axis of `shape` drawn as [`axis`] draws one, moved on to the next axis of extent at
+/// least 2 when it falls on a 1 and `shape` has one: along a dim of 1 a scan is the
+/// identity, a softmax all ones and a split leaves an empty piece that Inductor's split
+/// rewrites skip.
+pub fn long_axis(b: &mut Builder, shape: &[usize]) -> i64 {
+    let rank = shape.len();
+    let drawn = axis(b, rank);
+    let start = norm_axis(drawn, rank);
+    let Some(moved) = (0..rank)
+        .map(|k| (start + k) % rank)
+        .find(|&i| shape[i] >= 2)
+    else {
+        return drawn;
+    };
+    if drawn < 0 {
+        moved as i64 - rank as i64
+    } else {
+        moved as i64
+    }
+}
+
 /// `axis` as an index in `0..rank`.
 pub fn norm_axis(axis: i64, rank: usize) -> usize {
     axis.rem_euclid(rank as i64) as usize
@@ -238,7 +259,7 @@ fn reduce(row: &TorchOp, b: &mut Builder, single: bool) -> Option<Var> {
 fn scan(row: &TorchOp, b: &mut Builder) -> Option<Var> {
     let x = b.pick(row.accept, 1..=4)?;
     let tx = b.ty(&x);
-    let dim = axis(b, tx.rank());
+    let dim = long_axis(b, &tx.shape);
     let t = template(row, b, std::slice::from_ref(&x)).replace("{dim}", &dim.to_string());
     let out = VarType::new(out_type(row.out, &[&tx]), tx.shape.clone());
     b.emit(t, vec![x], out, false, true)
@@ -253,5 +274,19 @@ mod tests {
         assert_eq!(broadcast(&[2, 1, 3], &[4, 1]), Some(vec![2, 4, 3]));
         assert_eq!(broadcast(&[], &[5]), Some(vec![5]));
         assert_eq!(broadcast(&[2, 3], &[3, 3]), None);
+    }
+
+    #[test]
+    fn a_long_axis_avoids_dims_of_one_when_it_can() {
+        for first in 0..=255u8 {
+            let bytes = [first, first.wrapping_mul(7), 3, 9];
+            let mut u = arbitrary::Unstructured::new(&bytes);
+            let mut b = Builder::new(&mut u, 0);
+            let a = long_axis(&mut b, &[1, 3, 1, 2]);
+            assert!(matches!(a, 1 | 3 | -3 | -1), "{a}");
+            let mut u = arbitrary::Unstructured::new(&bytes);
+            let mut b = Builder::new(&mut u, 0);
+            assert!((-3..3).contains(&long_axis(&mut b, &[1, 1, 1])));
+        }
     }
 }

@@ -5,7 +5,7 @@
 use super::{template, Builder};
 use crate::ir::ScalarType;
 use crate::mutate::program::{Var, VarType};
-use crate::torch::builder::{shape_literal, Values};
+use crate::torch::builder::{ranked_shape, shape_literal, Values};
 use crate::torch::ops::{Accept, TorchOp};
 
 /// A value of a type `row` accepts (a float type), reshaped to rank `rank` (picked among
@@ -84,11 +84,20 @@ pub fn linear_algebra(row: &TorchOp, b: &mut Builder) -> Option<Var> {
 /// keys `[.., L, D]`, new values `[.., L, E]` and, when the template reads `{3}`, a new
 /// additive mask `[S, L]`: the result is `[.., S, E]`.
 pub fn attention(row: &TorchOp, b: &mut Builder, rank: usize) -> Option<Var> {
-    let (queries, ty) = float_of_rank(row, b, rank)?;
-    let s = ty.scalar;
-    let (batch, tail) = ty.shape.split_at(rank - 2);
+    let picked = b.pick(row.accept, 1..=4)?;
+    let picked_shape = b.ty(&picked).shape;
+    let shape = queries_shape(&picked_shape, rank);
+    let queries = if shape == picked_shape {
+        picked
+    } else {
+        b.reshape(&picked, shape.clone())?
+    };
+    let s = b.ty(&queries).scalar;
+    let (batch, tail) = shape.split_at(rank - 2);
     let (rows, depth) = (tail[0], tail[1]);
-    let length = b.int(1, 5) as usize;
+    // Keys of length 1 make the attention matmul a broadcast product, which no attention
+    // pattern matches.
+    let length = b.int(2, 5) as usize;
     let width = b.int(1, 5) as usize;
     let shape = |last: [usize; 2]| batch.iter().copied().chain(last).collect::<Vec<_>>();
     // Keys, values and mask are data, not trained state.
@@ -103,6 +112,29 @@ pub fn attention(row: &TorchOp, b: &mut Builder, rank: usize) -> Option<Var> {
     }
     let t = template(row, b, &args);
     b.emit(t, args, VarType::new(s, shape([rows, width])), false, true)
+}
+
+/// The queries' shape at rank `rank` for a value of `shape`: its leading dims merged or 1s
+/// added, and, when that leaves a query count or depth of 1 but the element count factors,
+/// `[1, .., S, D]` with `S` the largest factor up to its square root. Inductor matches its
+/// attention patterns only when both are at least 2 (probed on torch 2.15.0: a dim of 1 turns
+/// the matmuls into broadcast products or views first).
+fn queries_shape(shape: &[usize], rank: usize) -> Vec<usize> {
+    let ranked = ranked_shape(shape, rank);
+    if ranked[rank - 2..].iter().all(|&d| d >= 2) {
+        return ranked;
+    }
+    let n: usize = shape.iter().product();
+    match (2..)
+        .take_while(|s| s * s <= n)
+        .filter(|s| n.is_multiple_of(*s))
+        .last()
+    {
+        Some(rows) => std::iter::repeat_n(1, rank - 2)
+            .chain([rows, n / rows])
+            .collect(),
+        None => ranked,
+    }
 }
 
 /// Output size of a window of `k` (dilated by `d`) sliding by `s` over `size` padded by `p`
@@ -356,5 +388,14 @@ mod tests {
         // size 4, k 3, s 2, p 0, ceil: ceil(1/2)+1 = 2, last start 2 < 4: kept.
         assert_eq!(windows(4, 3, 2, 0, 1, true), Some(2));
         assert_eq!(windows(1, 3, 1, 0, 1, false), None);
+    }
+
+    #[test]
+    fn attention_queries_get_two_rows_and_two_columns_when_the_count_factors() {
+        assert_eq!(queries_shape(&[2, 3, 4, 5], 4), vec![2, 3, 4, 5]);
+        assert_eq!(queries_shape(&[6], 4), vec![1, 1, 2, 3]);
+        assert_eq!(queries_shape(&[3, 1], 3), vec![1, 3, 1]);
+        assert_eq!(queries_shape(&[12, 1], 4), vec![1, 1, 3, 4]);
+        assert_eq!(queries_shape(&[2, 8], 3), vec![1, 2, 8]);
     }
 }
