@@ -4,10 +4,10 @@
 
 use crate::backend::capability::Capabilities;
 use crate::backend::Backend;
+use crate::emit::emit;
 use crate::emit::onnx::{emit_plain, OnnxModel};
 use crate::gen::{Limits, Menu, TestCase};
 use crate::ir::Tensor;
-use crate::mutate::emit;
 use crate::mutate::levels::{Level, Mutations};
 use crate::mutate::patterns::recipe::synthesize;
 use crate::mutate::patterns::Library;

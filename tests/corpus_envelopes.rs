@@ -4,8 +4,8 @@
 //! test case fails here until `gen::DECODER_VERSION` is bumped and the envelopes are
 //! re-blessed (`DLCFUZZ_BLESS=1 cargo test --release --test corpus_envelopes`).
 
+use dlcfuzz::emit::emit_with_applied;
 use dlcfuzz::gen::DECODER_VERSION;
-use dlcfuzz::mutate::emit_with_applied;
 use dlcfuzz::targets::{FuzzTarget, Input, TargetConfig, TARGETS};
 use std::collections::BTreeMap;
 use std::path::Path;

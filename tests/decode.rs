@@ -2,9 +2,9 @@
 
 mod common;
 
+use dlcfuzz::emit::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase, CONFIG_BYTES, STEP_BYTES};
 use dlcfuzz::ir::NodeKind;
-use dlcfuzz::mutate::emit;
 use dlcfuzz::ops::registry;
 use std::collections::BTreeMap;
 

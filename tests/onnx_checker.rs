@@ -3,8 +3,8 @@
 
 mod common;
 
+use dlcfuzz::emit::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
-use dlcfuzz::mutate::emit;
 
 #[test]
 fn two_thousand_models_pass_the_onnx_checker() {

@@ -8,12 +8,12 @@ mod common;
 
 use dlcfuzz::backend::{Backend, BackendError, ErrorClass, Stage};
 use dlcfuzz::emit::onnx::{emit_plain, OnnxModel};
+use dlcfuzz::emit::rewrites::violation::Violation;
+use dlcfuzz::emit::rewrites::{Rewrite, RewritePlan};
+use dlcfuzz::emit::{emit, emit_with_applied};
 use dlcfuzz::gen::{Limits, TestCase};
 use dlcfuzz::ir::{DType, Tensor};
-use dlcfuzz::mutate::functions::{Rewrite, RewritePlan};
 use dlcfuzz::mutate::levels::{Level, Mutations};
-use dlcfuzz::mutate::violation::Violation;
-use dlcfuzz::mutate::{emit, emit_with_applied};
 use dlcfuzz::oracle::exceptions::exception_handling;
 use dlcfuzz::oracle::{compare, tolerance, Skip, Verdict};
 use dlcfuzz::pipeline::Pipeline;

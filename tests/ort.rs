@@ -2,9 +2,9 @@
 
 mod common;
 
+use dlcfuzz::emit::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
 use dlcfuzz::ir::{NodeKind, TensorType};
-use dlcfuzz::mutate::emit;
 use dlcfuzz::ops::registry;
 use dlcfuzz::pipeline::Pipeline;
 use std::sync::OnceLock;

@@ -4,9 +4,9 @@
 
 use dlcfuzz::backend::ort::{OrtCpu, LEVELS};
 use dlcfuzz::campaign::Stats;
+use dlcfuzz::emit::emit;
 use dlcfuzz::emit::onnx::pb;
 use dlcfuzz::gen::Limits;
-use dlcfuzz::mutate::emit;
 use dlcfuzz::mutate::patterns::{builtin, extract, Library};
 use dlcfuzz::ops::retype::check_graph;
 use dlcfuzz::pipeline::Pipeline;

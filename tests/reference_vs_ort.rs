@@ -22,10 +22,10 @@
 use dlcfuzz::backend::capability::Capabilities;
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::Backend;
+use dlcfuzz::emit::emit;
 use dlcfuzz::gen::menu::{Menu, MenuEntry};
 use dlcfuzz::gen::{Limits, TestCase};
 use dlcfuzz::ir::{NodeKind, Tensor};
-use dlcfuzz::mutate::emit;
 use dlcfuzz::ops::registry;
 use dlcfuzz::oracle::compare;
 use dlcfuzz::reference::TorchReference;

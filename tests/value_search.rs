@@ -6,9 +6,9 @@ mod common;
 
 use dlcfuzz::backend::ort::OrtCpu;
 use dlcfuzz::backend::Backend;
+use dlcfuzz::emit::emit;
 use dlcfuzz::gen::{Limits, Menu, TestCase};
 use dlcfuzz::ir::{DType, Tensor};
-use dlcfuzz::mutate::emit;
 use dlcfuzz::ops::registry;
 use dlcfuzz::pipeline::Pipeline;
 use dlcfuzz::values::search::{gradient_search, sample_search, SearchConfig};

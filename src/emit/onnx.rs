@@ -158,7 +158,7 @@ pub fn node_parts(op: &OpNode) -> NodeParts<'_> {
 }
 
 /// Emits the graph of `case` as it is (weights as initializers), without its mutations: the
-/// original model a mutated one must agree with ([`crate::mutate::emit`] applies them).
+/// original model a mutated one must agree with ([`crate::emit::emit`] applies them).
 pub fn emit_plain(case: &TestCase) -> OnnxModel {
     emit_with_outputs(case, case.graph.outputs())
 }

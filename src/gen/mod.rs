@@ -39,8 +39,9 @@ pub const CONFIG_BYTES: usize = 40;
 /// aimed at Inductor's freezing passes take theirs. Version 14: `CumSum` takes its share of
 /// the op ring (consistent hashing: seeds whose draws land on its points change). Version
 /// 15: `GridSample` takes its share of the op ring, and six more torch rows aimed at
-/// Inductor's rewrites take theirs of the row draws.
-pub const DECODER_VERSION: u32 = 15;
+/// Inductor's rewrites take theirs of the row draws. Version 16: torch attention rows shape
+/// their queries and draw key lengths from 2, torch scans move their axis off a dim of 1.
+pub const DECODER_VERSION: u32 = 16;
 /// Bytes each insertion step reads.
 pub const STEP_BYTES: usize = 48;
 

@@ -215,7 +215,7 @@ mod tests {
             }
             assert!(c.values.keys().all(|n| c.graph.contains(*n)));
             // The remaining graph still runs on the reference with its declared types.
-            let model = crate::mutate::emit(&c);
+            let model = crate::emit::emit(&c);
             assert!(TorchReference.run(&c, &model).is_ok(), "seed {seed}");
         }
         assert!(applied >= 15, "only {applied} of 20 applied");

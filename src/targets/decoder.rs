@@ -1,7 +1,7 @@
 //! `decoder`: the fuzzer under fuzzing. Arbitrary bytes decode into a test case (every
 //! (op, signature, class) triple of the registry, [`Menu::everything`], and the graph sizes
 //! of the target configuration, as `ort_cpu` has them), which is emitted as ONNX
-//! ([`crate::mutate::emit`]) and checked in process; no compiler runs. A broken invariant is
+//! ([`crate::emit::emit`]) and checked in process; no compiler runs. A broken invariant is
 //! a finding signed `decoder:<invariant>`:
 //! - `decoder:crash:<message>`: decoding or emission panicked (under libFuzzer the panic
 //!   propagates and is the report itself);
@@ -13,9 +13,9 @@
 
 use super::{files_if_found, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::emit::check::check_model;
+use crate::emit::emit;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::{Limits, Menu, TestCase, DECODER_VERSION};
-use crate::mutate::emit;
 use crate::oracle::{normalize_message, Finding, FindingKind, Skip, Verdict};
 use crate::reduce::{apply_all, Edit};
 use std::path::Path;

@@ -10,9 +10,9 @@ use crate::backend::openvino::OpenVino;
 use crate::backend::ort::OrtCpu;
 #[cfg(feature = "tract")]
 use crate::backend::tract::Tract;
+use crate::emit::emit;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::TestCase;
-use crate::mutate::emit;
 use crate::oracle::{Finding, Verdict};
 use crate::pipeline::Pipeline;
 use crate::reduce::Edit;

@@ -10,10 +10,10 @@ use super::hosted::{covered, host_failure, stage_failure, Run};
 use super::{repro, Artifacts, FuzzTarget, TargetConfig, TargetInfo, TargetRun, MODEL};
 use crate::backend::python::request_timeout;
 use crate::backend::tvm::{Build, BuildsFailed, Tvm};
+use crate::emit::emit;
 use crate::emit::onnx::OnnxModel;
 use crate::gen::{Limits, TestCase};
 use crate::ir::Tensor;
-use crate::mutate::emit;
 use crate::mutate::passes::PassPlan;
 use crate::oracle::mismatch;
 use crate::oracle::{

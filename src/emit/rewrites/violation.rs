@@ -2,7 +2,7 @@
 //! between operands, a shape mismatch, or an op on a dtype it may not support — by inserting
 //! one adapter node in front of an operator.
 
-use super::functions::{nodes::cast, Rewriter};
+use super::{nodes::cast, Rewriter};
 use crate::emit::onnx::{attribute, pb, tensor_proto};
 pub use crate::headers::{Violation, VIOLATION_BYTES};
 use crate::ir::{Buffer, DType, Tensor};

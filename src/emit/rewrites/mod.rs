@@ -21,6 +21,7 @@ mod calls;
 mod control;
 pub(crate) mod nodes;
 pub mod scope;
+pub mod violation;
 
 use crate::emit::onnx::{pb, value_name};
 use crate::gen::TestCase;
