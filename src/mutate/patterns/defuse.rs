@@ -293,6 +293,7 @@ pub fn defuse(graph: &mut pb::GraphProto) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mutate::patterns::specs_for;
 
     fn contrib(op: &str, inputs: &[&str], attrs: Vec<pb::AttributeProto>) -> pb::NodeProto {
         pb::NodeProto {
@@ -310,6 +311,66 @@ mod tests {
             .iter()
             .map(|n| n.op_type.as_deref().unwrap_or(""))
             .collect()
+    }
+
+    /// Every node a defusion writes is an op our specs stand for (a misspelt op type would
+    /// otherwise make extraction drop the node without a word): each contrib op with its
+    /// optional inputs given, and `FusedConv` with every activation it names.
+    #[test]
+    fn every_defusion_writes_only_registered_ops() {
+        let string = |name: &str, v: &str| {
+            let mut a = attribute(name, &AttrValue::Str(v.into()));
+            a.r#type = Some(pb::attribute_proto::AttributeType::String as i32);
+            a
+        };
+        let params = pb::AttributeProto {
+            name: Some("activation_params".into()),
+            floats: vec![0.0, 6.0],
+            ..Default::default()
+        };
+        let mut nodes = Vec::new();
+        for act in [
+            "Relu",
+            "Sigmoid",
+            "Tanh",
+            "LeakyRelu",
+            "HardSigmoid",
+            "Clip",
+        ] {
+            let attrs = vec![string("activation", act), params.clone()];
+            nodes.push(contrib("FusedConv", &["x", "w", "b", "z"], attrs.clone()));
+            nodes.push(contrib("FusedGemm", &["x", "w", "b"], attrs));
+        }
+        let alpha = attribute("alpha", &AttrValue::Float(0.5));
+        let trans = attribute("transA", &AttrValue::Int(1));
+        nodes.push(contrib("FusedMatMul", &["x", "w"], vec![alpha, trans]));
+        for (op, inputs) in [
+            ("BiasSoftmax", &["x", "b"][..]),
+            ("BiasDropout", &["x", "b", "r"]),
+            ("QuickGelu", &["x"]),
+            ("SkipLayerNormalization", &["x", "s", "g", "b", "bias"]),
+            ("Gelu", &["x"]),
+            ("BiasGelu", &["x", "b"]),
+            ("FastGelu", &["x", "b"]),
+        ] {
+            nodes.push(contrib(op, inputs, vec![]));
+        }
+        let contribs = nodes.len();
+        let mut g = pb::GraphProto {
+            node: nodes,
+            ..Default::default()
+        };
+        assert_eq!(
+            defuse(&mut g).len(),
+            contribs,
+            "every contrib node has a rewrite"
+        );
+        for op in ops(&g) {
+            assert!(
+                !specs_for(op).is_empty(),
+                "a defusion writes {op}, which no spec takes"
+            );
+        }
     }
 
     #[test]
