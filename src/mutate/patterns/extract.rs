@@ -20,7 +20,7 @@ use super::{
 };
 use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
-use crate::ops::pattern_roles::NodeView;
+use crate::ops::pattern_roles::{NodeView, PinRoles};
 use crate::ops::registry;
 use crate::reference::onnx_models::tensor_from_proto;
 use petgraph::unionfind::UnionFind;
@@ -83,11 +83,11 @@ const DERIVED_ATTRIBUTES: &[&str] = &[
 
 /// `axes` counted from the end when the rank they index is known, so that they keep their
 /// position relative to the rank at any rank the splice picks.
-fn from_end(op: &str, axes: &[i64], input_rank: Option<usize>) -> Vec<i64> {
+fn from_end(roles: PinRoles, axes: &[i64], input_rank: Option<usize>) -> Vec<i64> {
     let Some(rank) = input_rank else {
         return axes.to_vec();
     };
-    let rank = roles_of(op).axis_rank(rank, axes.len()) as i64;
+    let rank = roles.axis_rank(rank, axes.len()) as i64;
     axes.iter()
         .map(|a| if *a >= 0 { a - rank } else { *a })
         .collect()
@@ -101,7 +101,7 @@ fn pins_of(
     producers: &HashMap<&str, Producer>,
     input_rank: Option<usize>,
 ) -> Vec<Pin> {
-    let op = n.op_type.as_deref().unwrap_or("");
+    let roles = roles_of(n.op_type.as_deref().unwrap_or(""));
     let mut pins = Vec::new();
     for a in &n.attribute {
         let name = a.name.clone().unwrap_or_default();
@@ -111,11 +111,11 @@ fn pins_of(
         let axis_like = matches!(name.as_str(), "axis" | "axes");
         let value = match a.r#type() {
             pb::attribute_proto::AttributeType::Int if axis_like => {
-                PinValue::Axes(from_end(op, &[a.i()], input_rank))
+                PinValue::Axes(from_end(roles, &[a.i()], input_rank))
             }
             pb::attribute_proto::AttributeType::Int => PinValue::Int(a.i()),
             pb::attribute_proto::AttributeType::Ints if axis_like => {
-                PinValue::Axes(from_end(op, &a.ints, input_rank))
+                PinValue::Axes(from_end(roles, &a.ints, input_rank))
             }
             pb::attribute_proto::AttributeType::Ints => PinValue::Ints(a.ints.clone()),
             pb::attribute_proto::AttributeType::Float => PinValue::Float(f64::from(a.f())),
@@ -128,8 +128,8 @@ fn pins_of(
             continue;
         };
         let value = match (&c.ints, c.scalar) {
-            (Some(axes), _) if slot == 0 && roles_of(op).axes_operand => {
-                PinValue::Axes(from_end(op, axes, input_rank))
+            (Some(axes), _) if slot == 0 && roles.axes_operand => {
+                PinValue::Axes(from_end(roles, axes, input_rank))
             }
             (_, Some(v)) => PinValue::Float(v),
             _ => continue,

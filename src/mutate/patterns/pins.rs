@@ -12,6 +12,7 @@
 use super::roles_of;
 use crate::ir::DType;
 use crate::ops::numeric::int_range;
+use crate::ops::pattern_roles::PinRoles;
 use crate::ops::quant::nearest_scale;
 use crate::ops::{AttrValue, ConstInput, SymAttrs, SymTensor};
 use crate::sym::{Bool, Int};
@@ -93,7 +94,7 @@ fn axes_fit(axes: &[i64], rank: usize) -> bool {
 /// The integers `value` stands for where the spec drew `drawn` integers, or `None` when it
 /// does not fit (other length, axes out of range, no permutation).
 fn pinned_ints(
-    op: &str,
+    roles: PinRoles,
     name: &str,
     value: &PinValue,
     drawn: usize,
@@ -101,7 +102,7 @@ fn pinned_ints(
 ) -> Option<Vec<Int>> {
     let ints = match value {
         PinValue::Axes(axes) => {
-            axes_fit(axes, roles_of(op).axis_rank(rank, axes.len())).then(|| axes.clone())?
+            axes_fit(axes, roles.axis_rank(rank, axes.len())).then(|| axes.clone())?
         }
         PinValue::Ints(v) if name == "perm" => {
             let mut sorted = v.clone();
@@ -135,24 +136,25 @@ pub fn apply(
     inputs: &[SymTensor],
 ) -> Option<Vec<Bool>> {
     let rank = inputs.first().map_or(0, SymTensor::rank);
+    let roles = roles_of(op);
     let mut reqs = Vec::new();
     for pin in pins {
         match pin {
             Pin::Attr { name, value } => {
                 // An attribute the spec does not model keeps ONNX's default; an axis that
                 // the spec's other draws depend on stays as drawn.
-                let derived = name == "axis" && roles_of(op).axis_derives;
+                let derived = name == "axis" && roles.axis_derives;
                 let Some(slot) = attrs.named.iter_mut().find(|(n, _)| n == name && !derived) else {
                     continue;
                 };
                 slot.1 = match (&slot.1, value) {
                     (AttrValue::Int(_), PinValue::Int(v)) => AttrValue::Int(Int::from(*v)),
                     (AttrValue::Int(_), PinValue::Axes(a)) if a.len() == 1 => {
-                        axes_fit(a, roles_of(op).axis_rank(rank, 1)).then_some(())?;
+                        axes_fit(a, roles.axis_rank(rank, 1)).then_some(())?;
                         AttrValue::Int(Int::from(a[0]))
                     }
                     (AttrValue::Ints(d), v) => {
-                        AttrValue::Ints(pinned_ints(op, name, v, d.len(), rank)?)
+                        AttrValue::Ints(pinned_ints(roles, name, v, d.len(), rank)?)
                     }
                     (AttrValue::Float(_), PinValue::Float(f)) => AttrValue::Float(*f as f32),
                     _ => return None,
@@ -164,10 +166,10 @@ pub fn apply(
                 };
                 *c = match (&*c, value) {
                     (ConstInput::Ints(d), v) => {
-                        ConstInput::Ints(pinned_ints(op, "", v, d.len(), rank)?)
+                        ConstInput::Ints(pinned_ints(roles, "", v, d.len(), rank)?)
                     }
                     (ConstInput::Scalar(dtype, _), PinValue::Float(f)) => {
-                        let f = if *slot == 0 && roles_of(op).scale_operand {
+                        let f = if *slot == 0 && roles.scale_operand {
                             nearest_scale(*f)
                         } else {
                             *f
