@@ -42,6 +42,10 @@ type Step = [u8; STEP_BYTES];
 pub struct Mutator {
     /// Header bytes before the graph recipe; `None` for an input without structure.
     header: Option<usize>,
+    /// Every mutation and crossover a [`Mutation::Fresh`] recipe: pure generation inside
+    /// libFuzzer's loop (the parent is never read), the baseline a guided run is measured
+    /// against at equal time in the same binary.
+    fresh_only: bool,
 }
 
 /// The structure-aware mutations.
@@ -244,20 +248,39 @@ impl Mutator {
                 Input::Graph { header } => Some(header),
                 Input::OnnxFile => None,
             },
+            fresh_only: false,
+        }
+    }
+
+    /// This mutator generating a fresh recipe for every mutation and crossover of a graph
+    /// input (inputs without structure keep libFuzzer's own mutations).
+    pub fn fresh_only(self) -> Mutator {
+        Mutator {
+            fresh_only: true,
+            ..self
         }
     }
 
     /// The mutator of the [`TARGETS`](super::TARGETS) row `name`'s inputs; panics on an
     /// unknown name (the fuzz binaries name their own row). With
     /// `DLCFUZZ_STRUCTURED_MUTATOR=0` every mutation and crossover is libFuzzer's own, as
-    /// without a custom mutator (the baseline the structure-aware one is measured against).
+    /// without a custom mutator (the baseline the structure-aware one is measured against);
+    /// with `DLCFUZZ_STRUCTURED_MUTATOR=fresh` every one is a fresh recipe (pure generation at
+    /// libFuzzer's pace, [`Mutator::fresh_only`]).
     pub fn for_target(name: &str) -> Mutator {
         let input = super::by_name(name).unwrap_or_else(|e| panic!("{e}")).input;
-        if std::env::var("DLCFUZZ_STRUCTURED_MUTATOR").as_deref() == Ok("0") {
-            Self::of(Input::OnnxFile)
-        } else {
-            Self::of(input)
+        match std::env::var("DLCFUZZ_STRUCTURED_MUTATOR").as_deref() {
+            Ok("0") => Self::of(Input::OnnxFile),
+            Ok("fresh") => Self::of(input).fresh_only(),
+            _ => Self::of(input),
         }
+    }
+
+    /// A fresh recipe of a graph input with `header` header bytes in at most `max_size` bytes.
+    fn fresh(header: usize, max_size: usize, rng: &mut ChaCha8Rng) -> Vec<u8> {
+        let mut parts = Parts::split(header, &[]);
+        parts.apply(Mutation::Fresh, header, rng);
+        parts.join(max_size)
     }
 
     /// Mutates `data[..size]` in place into at most `max_size` bytes and returns the new size
@@ -272,6 +295,9 @@ impl Mutator {
         fallback: &mut Fallback<'_>,
     ) -> usize {
         let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        if let (Some(header), true) = (self.header, self.fresh_only) {
+            return write(data, &Self::fresh(header, max_size, &mut rng));
+        }
         let header = match self.header {
             Some(header) if !rng.random_ratio(1, FALLBACK_ONE_IN) => header,
             _ => return fallback(data, size, max_size),
@@ -301,6 +327,9 @@ impl Mutator {
             return fallback(out, n, out.len());
         };
         let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        if self.fresh_only {
+            return write(out, &Self::fresh(header, out.len(), &mut rng));
+        }
         let (a, b) = (Parts::split(header, a), Parts::split(header, b));
         let (first, second) = if rng.random_bool(0.5) {
             (&a, &b)
@@ -469,6 +498,29 @@ mod tests {
             assert!(out.len() <= HEAD + 3 * STEP_BYTES, "seed {seed}");
             assert!(fell_back || aligned(&out), "seed {seed}");
         }
+    }
+
+    #[test]
+    fn fresh_only_never_reads_the_parent_nor_falls_back() {
+        let fresh = graph().fresh_only();
+        let (a, b) = (
+            bytes(5, HEAD + 3 * STEP_BYTES),
+            bytes(6, HEAD + 9 * STEP_BYTES),
+        );
+        for seed in 0..200u32 {
+            let (from_a, fell_back) = mutated(fresh, &a, 4096, seed);
+            assert!(!fell_back, "seed {seed}");
+            assert_eq!(from_a.len(), FRESH_LEN, "seed {seed}");
+            // The same seed gives the same recipe whatever the parent: it is never read.
+            assert_eq!(from_a, mutated(fresh, &b, 4096, seed).0, "seed {seed}");
+            let mut out = vec![0; 4096];
+            let n = fresh.crossover(&a, &b, &mut out, seed, &mut |_, _, _| {
+                panic!("fresh-only crossover fell back")
+            });
+            assert_eq!(out[..n], from_a[..], "seed {seed}");
+        }
+        let (small, _) = mutated(fresh, &a, HEAD + 2 * STEP_BYTES, 1);
+        assert!(small.len() <= HEAD + 2 * STEP_BYTES && aligned(&small));
     }
 
     #[test]
