@@ -96,3 +96,45 @@ fn the_counts_the_architecture_document_states_are_true() {
         cli.lines().count()
     );
 }
+
+/// Code outside the operator declarations names an op as [`dlcfuzz::ops::OpType`], never as
+/// a string (issue 31; `scripts/op-name-literals.py` gives the per-file count of a revision):
+/// no op type of the registry appears as a string literal in `src/` outside `src/ops/` and
+/// test modules.
+#[test]
+fn no_op_name_literal_outside_the_declarations() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let quoted: std::collections::BTreeSet<String> = dlcfuzz::ops::registry()
+        .iter()
+        .map(|spec| format!("\"{}\"", spec.op_type()))
+        .collect();
+    let mut found = Vec::new();
+    let mut pending = vec![root.join("src")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                if path != root.join("src/ops") {
+                    pending.push(path);
+                }
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default();
+            for (i, line) in code.lines().enumerate() {
+                let line = line.split("//").next().unwrap_or_default();
+                for q in quoted.iter().filter(|q| line.contains(q.as_str())) {
+                    found.push(format!("{}:{}: {q}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "op names spelled as strings:\n{}",
+        found.join("\n")
+    );
+}

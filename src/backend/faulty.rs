@@ -12,6 +12,7 @@
 use super::{Backend, BackendError};
 use crate::emit::onnx::OnnxModel;
 use crate::ir::Tensor;
+use crate::ops::OpType;
 
 /// The environment variable that must be `1` for [`Faulty::new`] to succeed.
 pub const ALLOW_FAULTS: &str = "DLCFUZZ_ALLOW_FAULTS";
@@ -32,11 +33,11 @@ pub enum Fault {
 impl Fault {
     /// The fault an op type triggers, if any.
     pub fn for_op(op_type: &str) -> Option<Fault> {
-        match op_type {
-            "Sin" => Some(Fault::Segfault),
-            "Cos" => Some(Fault::Abort),
-            "Tan" => Some(Fault::Hang),
-            "Atan" => Some(Fault::Allocate),
+        match OpType::parse(op_type)? {
+            OpType::Sin => Some(Fault::Segfault),
+            OpType::Cos => Some(Fault::Abort),
+            OpType::Tan => Some(Fault::Hang),
+            OpType::Atan => Some(Fault::Allocate),
             _ => None,
         }
     }
@@ -77,10 +78,10 @@ fn first_fault(op_types: &[String]) -> Option<Fault> {
 
 /// The op type whose model leaves the process armed, as a heap corruption would: it runs
 /// normally, and a later model with [`ARMED_TRIGGER`] in the same process segfaults.
-pub const ARMING_OP: &str = "Acos";
+pub const ARMING_OP: &str = OpType::Acos.name();
 /// The op type that segfaults in a process an earlier [`ARMING_OP`] model armed (and runs
 /// normally otherwise): a state-dependent fault that never replays from its own bytes.
-pub const ARMED_TRIGGER: &str = "Asin";
+pub const ARMED_TRIGGER: &str = OpType::Asin.name();
 
 static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

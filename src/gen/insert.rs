@@ -248,7 +248,8 @@ impl Generator<'_> {
     fn force_identity(&mut self) {
         let p = self.placeholders[0];
         let ty = self.graph.node(p).outputs[0].clone();
-        let spec = crate::ops::spec_id("Identity").expect("Identity is registered");
+        let spec = crate::ops::spec_id(crate::ops::OpType::Identity.name())
+            .expect("Identity is registered");
         let op = OpNode {
             spec,
             sig: crate::ops::Sig::uniform(ty.dtype, 1),

@@ -360,6 +360,14 @@ pub fn evaluate(row: &Binary, inputs: &[&Tensor], args: &EvalArgs) -> Result<Ten
 }
 
 impl OpSpec for Binary {
+    /// A two-operand row took opset 6's `broadcast` and `axis` attributes.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm {
+            axis_broadcast: matches!(self.arity, Arity::Two),
+            ..Default::default()
+        }
+    }
+
     fn accumulated_terms(&self, node: &Terms) -> f64 {
         // A variadic row folds all its inputs.
         match self.arity {

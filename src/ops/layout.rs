@@ -135,6 +135,11 @@ impl Reshape {
 }
 
 impl OpSpec for Reshape {
+    /// Its `shape` attribute became operand 1 in opset 5.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["shape"])
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         let x = a.x(0)?;
         let size = x.size();
@@ -367,6 +372,11 @@ impl OpSpec for Transpose {
 struct Squeeze;
 
 impl OpSpec for Squeeze {
+    /// Its `axes` attribute became operand 1 in opset 13.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["axes"])
+    }
+
     /// Its axes come as constant operand 0.
     fn pin_roles(&self) -> super::pattern_roles::PinRoles {
         super::pattern_roles::PinRoles {
@@ -491,6 +501,11 @@ impl OpSpec for Squeeze {
 struct Unsqueeze;
 
 impl OpSpec for Unsqueeze {
+    /// Its `axes` attribute became operand 1 in opset 13.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["axes"])
+    }
+
     /// Its axes come as constant operand 0 and index the output's rank.
     fn pin_roles(&self) -> super::pattern_roles::PinRoles {
         super::pattern_roles::PinRoles {

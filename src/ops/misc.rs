@@ -127,6 +127,11 @@ impl OpSpec for Cast {
 struct Clip;
 
 impl OpSpec for Clip {
+    /// Its `min` and `max` attributes became operands 1 and 2 in opset 11.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["min", "max"])
+    }
+
     /// Its class names which bounds are given (inputs 1 and 2).
     fn class_of_node(&self, node: &super::pattern_roles::NodeView) -> Option<String> {
         let class = match (node.given(1), node.given(2)) {

@@ -20,10 +20,12 @@ pub mod conv;
 pub mod eval;
 pub mod fragility;
 pub mod layout;
+pub mod legacy;
 pub mod matmul;
 pub mod misc;
 pub mod norm;
 pub mod numeric;
+pub mod op_type;
 pub mod pattern_roles;
 pub mod quant;
 pub mod reduce;
@@ -33,6 +35,8 @@ pub mod slicing;
 pub mod torch_form;
 pub mod unary;
 pub mod validity;
+
+pub use op_type::OpType;
 
 pub use crate::ir::attrs::{
     AttrValue, Attrs, ConcreteAttrs, ConstInput, Sig, SpecId, DEFAULT_CLASS,
@@ -381,6 +385,11 @@ pub trait OpSpec: Send + Sync {
     /// ([`pattern_roles`]); by default none.
     fn pin_roles(&self) -> pattern_roles::PinRoles {
         pattern_roles::PinRoles::default()
+    }
+
+    /// What its older opsets wrote differently ([`legacy`]); by default nothing.
+    fn legacy_form(&self) -> legacy::LegacyForm {
+        legacy::LegacyForm::default()
     }
 
     /// The attribute class an ONNX node of this op stands for, where its classes mirror

@@ -108,6 +108,11 @@ struct Reduce {
 }
 
 impl OpSpec for Reduce {
+    /// Its `axes` attribute became operand 1 (opset 13 for `ReduceSum`, 18 for the others).
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["axes"])
+    }
+
     /// Its axes come as constant operand 0.
     fn pin_roles(&self) -> super::pattern_roles::PinRoles {
         super::pattern_roles::PinRoles {
@@ -337,6 +342,14 @@ struct Normalize {
 }
 
 impl OpSpec for Normalize {
+    /// Before opset 13 it coerced its input to 2-D at `axis`.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm {
+            coerced_to_2d_before: Some(13),
+            ..Default::default()
+        }
+    }
+
     fn accumulated_terms(&self, node: &Terms) -> f64 {
         node.along(node.int("axis", -1))
     }

@@ -165,6 +165,11 @@ impl Split {
 }
 
 impl OpSpec for Split {
+    /// Its `split` attribute became operand 1 in opset 13.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["split"])
+    }
+
     /// Its split sizes are drawn from the extent along its axis.
     fn pin_roles(&self) -> super::pattern_roles::PinRoles {
         super::pattern_roles::PinRoles {
@@ -359,6 +364,11 @@ impl Slice {
 }
 
 impl OpSpec for Slice {
+    /// Its `starts`, `ends` and `axes` attributes became operands 1-3 in opset 10.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["starts", "ends", "axes"])
+    }
+
     fn evaluate(&self, a: &Args) -> Result<Vec<Tensor>, RefError> {
         Ok(vec![slice(a, a.x(0)?)?])
     }
@@ -456,6 +466,11 @@ impl Pad {
 }
 
 impl OpSpec for Pad {
+    /// Its `pads` and `value` attributes became operands 1 and 2 in opset 11.
+    fn legacy_form(&self) -> super::legacy::LegacyForm {
+        super::legacy::LegacyForm::operands(&["pads", "value"])
+    }
+
     /// Its class is its `mode` (ONNX's default: `constant`).
     fn class_of_node(&self, node: &super::pattern_roles::NodeView) -> Option<String> {
         Some(node.string("mode").unwrap_or("constant").into())

@@ -18,6 +18,7 @@
 
 use super::RefError;
 use crate::ir::{DType, Graph, NodeKind};
+use crate::ops::OpType;
 use petgraph::stable_graph::NodeIndex;
 
 /// Half of the int8 quantization step, relative to the largest magnitude of a block:
@@ -27,14 +28,14 @@ const HALF_STEP: f64 = 1.0 / 254.0;
 /// Whether node `n` of `graph` is a `MatMul` whose right operand is dequantized from an
 /// 8-bit integer tensor (what ONNX Runtime may run with int8 activations).
 pub fn applies(graph: &Graph, n: NodeIndex) -> bool {
-    let is = |node: NodeIndex, op_type: &str| matches!(&graph.node(node).kind, NodeKind::Op(op) if op.op_type() == op_type);
-    if !is(n, "MatMul") {
+    let is = |node: NodeIndex, op_type: OpType| matches!(&graph.node(node).kind, NodeKind::Op(op) if op_type.is(op.op_type()));
+    if !is(n, OpType::MatMul) {
         return false;
     }
     let Some(weight) = graph.inputs_of(n).get(1).copied() else {
         return false;
     };
-    is(weight.node, "DequantizeLinear")
+    is(weight.node, OpType::DequantizeLinear)
         && graph
             .inputs_of(weight.node)
             .first()

@@ -19,7 +19,8 @@
 use super::{apply_typed, convert, RefError};
 use crate::emit::onnx::{dtype_of_code, pb};
 use crate::ir::{Buffer, DType, Tensor};
-use crate::ops::{registry, AttrValue};
+use crate::ops::legacy::LegacyForm;
+use crate::ops::{registry, AttrValue, OpType};
 use half::f16;
 use prost::Message;
 use std::collections::HashMap;
@@ -424,7 +425,11 @@ fn constant_of_shape(node: &pb::NodeProto, shape: &[i64]) -> Result<Tensor, Stri
     })
 }
 
-/// The dtype of each output of a node whose inputs have `inputs` dtypes.
+/// The dtype of each output of a node whose inputs have `inputs` dtypes: `Cast`'s `to`, or
+/// the output of the first signature the op's declarations give for exactly its inputs' types
+/// (comparisons give booleans, `ArgMax` int64, `Where` its branches' type); the first input's
+/// type when none matches (an op with constant operands, whose signatures list only its data
+/// inputs).
 fn output_dtypes(
     op: &str,
     attrs: &[(String, AttrValue<i64>)],
@@ -437,22 +442,36 @@ fn output_dtypes(
         .next()
         .copied()
         .unwrap_or(DType::F32);
-    let d = match op {
-        "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor"
-        | "Not" | "IsNaN" | "IsInf" => DType::Bool,
-        "ArgMax" | "ArgMin" => DType::I64,
-        "Where" => inputs.get(1).copied().flatten().unwrap_or(first),
-        "Cast" => attrs
+    let cast_to = || {
+        attrs
             .iter()
             .find(|(k, _)| k == "to")
             .and_then(|(_, v)| match v {
                 AttrValue::Int(c) => dtype_of_code(*c as i32),
                 _ => None,
             })
-            .unwrap_or(first),
-        _ => first,
     };
-    vec![d; n]
+    let given: Vec<Option<DType>> = inputs.to_vec();
+    let signed = || {
+        registry()
+            .iter()
+            .filter(|spec| spec.op_type() == op)
+            .flat_map(|spec| spec.sigs())
+            .find(|sig| {
+                sig.inputs
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .eq(given.iter().copied())
+            })
+            .and_then(|sig| sig.outputs.first().copied())
+    };
+    let d = if OpType::Cast.is(op) {
+        cast_to()
+    } else {
+        signed()
+    };
+    vec![d.unwrap_or(first); n]
 }
 
 /// A node in the opset-19 form [`super::apply`] takes: op type, attributes, inputs.
@@ -475,97 +494,66 @@ fn scalar_value(v: f64, dtype: DType) -> Value {
     (convert::to_tch(&t), dtype)
 }
 
-/// Rewrites a node written for an older opset into the opset-19 form.
+/// Rewrites a node written for an older opset into the opset-19 form, as the op's declaration
+/// states its older forms ([`LegacyForm`]): attributes that became operands move to the
+/// inputs, and opset 6's axis broadcasting aligns operand B.
 fn upgrade(
     opset: i64,
     op: &str,
     mut attrs: Vec<(String, AttrValue<i64>)>,
     mut inputs: Vec<Option<Value>>,
 ) -> Upgraded {
+    let form = LegacyForm::of(op);
     let mut take = |name: &str| -> Option<AttrValue<i64>> {
         let i = attrs.iter().position(|(k, _)| k == name)?;
         Some(attrs.remove(i).1)
-    };
-    let ints = |v: Option<AttrValue<i64>>| match v {
-        Some(AttrValue::Ints(v)) => Some(v),
-        _ => None,
-    };
-    let float = |v: Option<AttrValue<i64>>| match v {
-        Some(AttrValue::Float(f)) => Some(f64::from(f)),
-        _ => None,
     };
     let x_dtype = inputs
         .first()
         .and_then(|v| v.as_ref())
         .map_or(DType::F32, |v| v.1);
-    match op {
-        // Attributes that became inputs.
-        _ if op.starts_with("Reduce") || op == "Squeeze" || op == "Unsqueeze" => {
-            if let Some(axes) = ints(take("axes")) {
-                inputs.resize_with(1, || None);
-                inputs.push(Some(ints_value(&axes)));
-            }
+    let operands: Vec<Option<AttrValue<i64>>> = form
+        .operands_from_attributes
+        .iter()
+        .map(|name| take(name))
+        .collect();
+    if operands.iter().any(Option::is_some) {
+        inputs.resize_with(1, || None);
+        inputs.extend(operands.into_iter().map(|v| match v {
+            Some(AttrValue::Ints(v)) => Some(ints_value(&v)),
+            Some(AttrValue::Float(f)) => Some(scalar_value(f64::from(f), x_dtype)),
+            _ => None,
+        }));
+    }
+    if form.axis_broadcast {
+        let broadcast = take("broadcast");
+        let axis = take("axis");
+        if let (true, Some(AttrValue::Int(1)), Some(AttrValue::Int(axis))) =
+            (opset < 7, broadcast, axis)
+        {
+            align_at_axis(&mut inputs, axis);
         }
-        "Split" => {
-            if let Some(split) = ints(take("split")) {
-                inputs.resize_with(1, || None);
-                inputs.push(Some(ints_value(&split)));
-            }
-        }
-        "Reshape" => {
-            if let Some(shape) = ints(take("shape")) {
-                inputs.resize_with(1, || None);
-                inputs.push(Some(ints_value(&shape)));
-            }
-        }
-        "Pad" => {
-            if let Some(pads) = ints(take("pads")) {
-                let value = float(take("value")).unwrap_or(0.0);
-                inputs.resize_with(1, || None);
-                inputs.push(Some(ints_value(&pads)));
-                inputs.push(Some(scalar_value(value, x_dtype)));
-            }
-        }
-        "Slice" => {
-            if let Some(starts) = ints(take("starts")) {
-                let ends = ints(take("ends")).unwrap_or_default();
-                let axes = ints(take("axes"));
-                inputs.resize_with(1, || None);
-                inputs.push(Some(ints_value(&starts)));
-                inputs.push(Some(ints_value(&ends)));
-                inputs.push(axes.map(|a| ints_value(&a)));
-            }
-        }
-        "Clip" if opset < 11 => {
-            let lo = float(take("min"));
-            let hi = float(take("max"));
-            inputs.resize_with(1, || None);
-            inputs.push(lo.map(|v| scalar_value(v, x_dtype)));
-            inputs.push(hi.map(|v| scalar_value(v, x_dtype)));
-        }
-        // Opset-6 arithmetic: `broadcast` with an `axis` aligns B at that axis of A.
-        "Add" | "Sub" | "Mul" | "Div" | "Pow" => {
-            let broadcast = take("broadcast");
-            let axis = take("axis");
-            if let (Some(AttrValue::Int(1)), Some(AttrValue::Int(axis))) = (broadcast, axis) {
-                if let (Some(Some(a)), Some(Some(b))) = (inputs.first(), inputs.get(1)) {
-                    let (ra, mut shape) = (a.0.dim() as i64, b.0.size());
-                    let axis = if axis < 0 { axis + ra } else { axis };
-                    while (shape.len() as i64) < ra - axis {
-                        shape.push(1);
-                    }
-                    if let Ok(t) = b.0.f_reshape(shape.as_slice()) {
-                        inputs[1] = Some((t, b.1));
-                    }
-                }
-            }
-        }
-        _ => {}
     }
     Upgraded {
         op: op.to_string(),
         attrs,
         inputs,
+    }
+}
+
+/// Reshapes operand B so that its dims line up with operand A's from `axis` on (opset 6's
+/// `broadcast` with an `axis`).
+fn align_at_axis(inputs: &mut [Option<Value>], axis: i64) {
+    let (Some(Some(a)), Some(Some(b))) = (inputs.first(), inputs.get(1)) else {
+        return;
+    };
+    let (ra, mut shape) = (a.0.dim() as i64, b.0.size());
+    let axis = if axis < 0 { axis + ra } else { axis };
+    while (shape.len() as i64) < ra - axis {
+        shape.push(1);
+    }
+    if let Ok(t) = b.0.f_reshape(shape.as_slice()) {
+        inputs[1] = Some((t, b.1));
     }
 }
 
@@ -660,7 +648,10 @@ fn interpret(model: &pb::ModelProto, inputs: Vec<Tensor>) -> Result<Vec<Tensor>,
                 let t = constant_of_shape(node, &shape)?;
                 vec![(convert::to_tch(&t), t.data.dtype())]
             }
-            "Softmax" | "LogSoftmax" if opset < 13 => {
+            _ if LegacyForm::of(op)
+                .coerced_to_2d_before
+                .is_some_and(|before| opset < before) =>
+            {
                 let x = inputs.first().and_then(Option::as_ref).ok_or("no input")?;
                 coerced_softmax(op, &attributes(node), x).map_err(|e| format!("{op}: {e}"))?
             }

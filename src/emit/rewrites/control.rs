@@ -6,7 +6,7 @@ use super::scope::{rename, Region};
 use super::Rewriter;
 use crate::emit::onnx::{attribute, pb, tensor_proto, value_info};
 use crate::ir::{Buffer, DType, Tensor, TensorType};
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, OpType};
 use std::collections::BTreeMap;
 
 /// A scalar tensor.
@@ -99,12 +99,12 @@ impl Rewriter {
             format!("{cond}_max"),
             format!("{cond}_bound"),
         );
-        let mut max_node = node("ReduceMax", &[&as_float], &reduced);
+        let mut max_node = node(OpType::ReduceMax.name(), &[&as_float], &reduced);
         max_node
             .attribute
             .push(attribute("keepdims", &AttrValue::Int(0)));
         self.initializer(&limit, &scalar(Buffer::F32(vec![bound])));
-        let compare = node("GreaterOrEqual", &[&reduced, &limit], &cond);
+        let compare = node(OpType::GreaterOrEqual.name(), &[&reduced, &limit], &cond);
         (
             cond,
             vec![cast(&x, DType::F32, &as_float), max_node, compare],
@@ -193,7 +193,11 @@ impl Rewriter {
         }
         let moved = self.take_region(s, e, &region, &format!("{tag}b"));
         let cond_out = format!("{tag}_cout");
-        let mut body_nodes = vec![node("Identity", &[&format!("{tag}_cin")], &cond_out)];
+        let mut body_nodes = vec![node(
+            OpType::Identity.name(),
+            &[&format!("{tag}_cin")],
+            &cond_out,
+        )];
         body_nodes.extend(moved.nodes);
         let mut body_outputs = vec![value_info(&cond_out, &TensorType::new(DType::Bool, vec![]))];
         body_outputs.extend(self.declarations(&region.live_out, &moved.names));

@@ -2,7 +2,7 @@
 
 use crate::emit::onnx::{attribute, pb};
 use crate::ir::DType;
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, OpType};
 
 /// A node of type `op` reading `inputs` and defining `output`, without attributes.
 pub fn node(op: &str, inputs: &[&str], output: &str) -> pb::NodeProto {
@@ -16,7 +16,7 @@ pub fn node(op: &str, inputs: &[&str], output: &str) -> pb::NodeProto {
 
 /// `output = Cast(x, to)`.
 pub fn cast(x: &str, to: DType, output: &str) -> pb::NodeProto {
-    let mut n = node("Cast", &[x], output);
+    let mut n = node(OpType::Cast.name(), &[x], output);
     n.attribute
         .push(attribute("to", &AttrValue::Int(to.onnx_code().into())));
     n

@@ -6,7 +6,7 @@ use super::{nodes::cast, Rewriter};
 use crate::emit::onnx::{attribute, pb, tensor_proto};
 pub use crate::headers::{Violation, VIOLATION_BYTES};
 use crate::ir::{Buffer, DType, Tensor};
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, OpType};
 
 /// A dtype other than `not`, picked by `pick`.
 fn other_dtype(not: DType, pick: u8) -> DType {
@@ -68,7 +68,7 @@ impl Rewriter {
                 };
                 self.graph().initializer.push(tensor_proto(&shape, &two));
                 let expand = pb::NodeProto {
-                    op_type: Some("Expand".into()),
+                    op_type: Some(OpType::Expand.into()),
                     input: vec![x, shape],
                     ..Default::default()
                 };
@@ -77,7 +77,7 @@ impl Rewriter {
             Violation::ShapeMismatch { .. } => {
                 let axis = i64::from(pick / 4) % rank as i64;
                 let concat = pb::NodeProto {
-                    op_type: Some("Concat".into()),
+                    op_type: Some(OpType::Concat.into()),
                     input: vec![x.clone(), x],
                     attribute: vec![attribute("axis", &AttrValue::Int(axis))],
                     ..Default::default()

@@ -8,7 +8,9 @@ use crate::gen::Menu;
 use crate::ir::graph::OpNode;
 use crate::ir::{DType, TensorType, ValueRef};
 use crate::ops::retype::retype;
-use crate::ops::{spec_id, AttrValue, Attrs, ConcreteAttrs, ConstInput, Sig, DEFAULT_CLASS};
+use crate::ops::{
+    spec_id, AttrValue, Attrs, ConcreteAttrs, ConstInput, OpType, Sig, DEFAULT_CLASS,
+};
 use petgraph::stable_graph::NodeIndex;
 
 /// One bridge op, before it is placed.
@@ -21,12 +23,12 @@ struct Step {
 /// the menu does not allow it.
 fn step(
     menu: &Menu,
-    name: &str,
+    op: OpType,
     out_dtype: DType,
     attrs: ConcreteAttrs,
     input: &TensorType,
 ) -> Option<Step> {
-    let spec = spec_id(name)?;
+    let spec = spec_id(op.name())?;
     let sig = Sig::new(vec![input.dtype], vec![out_dtype]);
     if !menu.allows(spec, &sig, &attrs.class) {
         return None;
@@ -55,14 +57,14 @@ fn plan(menu: &Menu, from: &TensorType, to: &TensorType) -> Option<Vec<Step>> {
     if cur.dtype != to.dtype {
         let mut attrs = ConcreteAttrs::default();
         attrs.set("to", AttrValue::Int(i64::from(to.dtype.onnx_code())));
-        let s = step(menu, "Cast", to.dtype, attrs, &cur)?;
+        let s = step(menu, OpType::Cast, to.dtype, attrs, &cur)?;
         push(&mut steps, &mut cur, s);
     }
     let (have, want) = (cur.numel(), to.numel());
     if cur.shape != to.shape && (have != want || cur.rank() == 0) {
         if cur.rank() != 1 {
             let flat = ints_attrs(DEFAULT_CLASS, vec![ConstInput::Ints(vec![have as i64])]);
-            let s = step(menu, "Reshape", to.dtype, flat, &cur)?;
+            let s = step(menu, OpType::Reshape, to.dtype, flat, &cur)?;
             push(&mut steps, &mut cur, s);
         }
         if have > want {
@@ -72,7 +74,7 @@ fn plan(menu: &Menu, from: &TensorType, to: &TensorType) -> Option<Vec<Step>> {
                 .collect();
             let s = step(
                 menu,
-                "Slice",
+                OpType::Slice,
                 to.dtype,
                 ints_attrs(DEFAULT_CLASS, consts),
                 &cur,
@@ -87,7 +89,7 @@ fn plan(menu: &Menu, from: &TensorType, to: &TensorType) -> Option<Vec<Step>> {
                 ],
             );
             attrs.set("mode", AttrValue::Str("constant".into()));
-            let s = step(menu, "Pad", to.dtype, attrs, &cur)?;
+            let s = step(menu, OpType::Pad, to.dtype, attrs, &cur)?;
             push(&mut steps, &mut cur, s);
         }
     }
@@ -95,7 +97,7 @@ fn plan(menu: &Menu, from: &TensorType, to: &TensorType) -> Option<Vec<Step>> {
         let dims = to.shape.iter().map(|d| *d as i64).collect();
         let s = step(
             menu,
-            "Reshape",
+            OpType::Reshape,
             to.dtype,
             ints_attrs(DEFAULT_CLASS, vec![ConstInput::Ints(dims)]),
             &cur,

@@ -11,7 +11,7 @@
 
 use crate::emit::onnx::{attribute, pb, tensor_proto};
 use crate::ir::{Buffer, Tensor};
-use crate::ops::AttrValue;
+use crate::ops::{AttrValue, OpType};
 
 /// Constants of the Gelu formulas, as ONNX Runtime's fusions check them.
 const SQRT_2: f32 = std::f32::consts::SQRT_2;
@@ -47,7 +47,7 @@ impl Rewrite<'_> {
     /// Appends `op(inputs)` with `attrs`, writing `output` (a fresh name when `None`).
     fn op(
         &mut self,
-        op: &str,
+        op: OpType,
         inputs: &[&str],
         attrs: Vec<pb::AttributeProto>,
         output: Option<&str>,
@@ -66,31 +66,31 @@ impl Rewrite<'_> {
     /// `x · 0.5 · (1 + erf(x / √2))`, the erf Gelu as `GeluFusion` matches it.
     fn gelu_erf(&mut self, x: &str, output: &str) {
         let root = self.scalar(SQRT_2);
-        let d = self.op("Div", &[x, &root], vec![], None);
-        let e = self.op("Erf", &[&d], vec![], None);
+        let d = self.op(OpType::Div, &[x, &root], vec![], None);
+        let e = self.op(OpType::Erf, &[&d], vec![], None);
         let one = self.scalar(1.0);
-        let a = self.op("Add", &[&e, &one], vec![], None);
-        let m = self.op("Mul", &[x, &a], vec![], None);
+        let a = self.op(OpType::Add, &[&e, &one], vec![], None);
+        let m = self.op(OpType::Mul, &[x, &a], vec![], None);
         let half = self.scalar(0.5);
-        self.op("Mul", &[&m, &half], vec![], Some(output));
+        self.op(OpType::Mul, &[&m, &half], vec![], Some(output));
     }
 
     /// `0.5x · (1 + tanh(0.79788 · (x + 0.044715 x³)))`, the tanh Gelu `FastGeluFusion`
     /// matches (its second formula).
     fn gelu_tanh(&mut self, x: &str, output: &str) {
         let three = self.scalar(3.0);
-        let cube = self.op("Pow", &[x, &three], vec![], None);
+        let cube = self.op(OpType::Pow, &[x, &three], vec![], None);
         let c = self.scalar(TANH_GELU_CUBIC);
-        let scaled_cube = self.op("Mul", &[&cube, &c], vec![], None);
-        let inner = self.op("Add", &[x, &scaled_cube], vec![], None);
+        let scaled_cube = self.op(OpType::Mul, &[&cube, &c], vec![], None);
+        let inner = self.op(OpType::Add, &[x, &scaled_cube], vec![], None);
         let k = self.scalar(TANH_GELU_SCALE);
-        let arg = self.op("Mul", &[&inner, &k], vec![], None);
-        let t = self.op("Tanh", &[&arg], vec![], None);
+        let arg = self.op(OpType::Mul, &[&inner, &k], vec![], None);
+        let t = self.op(OpType::Tanh, &[&arg], vec![], None);
         let one = self.scalar(1.0);
-        let a = self.op("Add", &[&t, &one], vec![], None);
+        let a = self.op(OpType::Add, &[&t, &one], vec![], None);
         let half = self.scalar(0.5);
-        let h = self.op("Mul", &[x, &half], vec![], None);
-        self.op("Mul", &[&h, &a], vec![], Some(output));
+        let h = self.op(OpType::Mul, &[x, &half], vec![], None);
+        self.op(OpType::Mul, &[&h, &a], vec![], Some(output));
     }
 
     /// The activation a fused node names (`activation`, `activation_params`) applied to `x`.
@@ -107,28 +107,28 @@ impl Rewrite<'_> {
                 .get(i)
                 .map(|v| attribute(name, &AttrValue::Float(*v)))
         };
-        match name.as_str() {
-            "Relu" | "Sigmoid" | "Tanh" => {
-                self.op(&name, &[x], vec![], Some(output));
+        match OpType::parse(&name)? {
+            op @ (OpType::Relu | OpType::Sigmoid | OpType::Tanh) => {
+                self.op(op, &[x], vec![], Some(output));
             }
-            "LeakyRelu" => {
+            op @ OpType::LeakyRelu => {
                 self.op(
-                    &name,
+                    op,
                     &[x],
                     float("alpha", 0).into_iter().collect(),
                     Some(output),
                 );
             }
-            "HardSigmoid" => {
+            op @ OpType::HardSigmoid => {
                 let attrs = [float("alpha", 0), float("beta", 1)]
                     .into_iter()
                     .flatten()
                     .collect();
-                self.op(&name, &[x], attrs, Some(output));
+                self.op(op, &[x], attrs, Some(output));
             }
-            "Clip" => {
+            OpType::Clip => {
                 let (lo, hi) = (self.scalar(*params.first()?), self.scalar(*params.get(1)?));
-                self.op("Clip", &[x, &lo, &hi], vec![], Some(output));
+                self.op(OpType::Clip, &[x, &lo, &hi], vec![], Some(output));
             }
             _ => return None,
         }
@@ -172,88 +172,88 @@ fn defuse_node(n: &pb::NodeProto, w: &mut Rewrite) -> Option<()> {
     match n.op_type.as_deref()? {
         "FusedConv" => {
             let conv_inputs: Vec<&str> = n.input.iter().take(3).map(String::as_str).collect();
-            let c = w.op("Conv", &conv_inputs, without_activation(n), None);
+            let c = w.op(OpType::Conv, &conv_inputs, without_activation(n), None);
             let c = match input(n, 3) {
-                Some(z) => w.op("Add", &[&c, z], vec![], None),
+                Some(z) => w.op(OpType::Add, &[&c, z], vec![], None),
                 None => c,
             };
             w.activation(n, &c, &out)?;
         }
         "FusedGemm" => {
             let gemm_inputs: Vec<&str> = n.input.iter().take(3).map(String::as_str).collect();
-            let g = w.op("Gemm", &gemm_inputs, without_activation(n), None);
+            let g = w.op(OpType::Gemm, &gemm_inputs, without_activation(n), None);
             w.activation(n, &g, &out)?;
         }
         "FusedMatMul" => {
             let flag = |name| attr(n, name).and_then(|a| a.i).unwrap_or(0) == 1;
             let a = if flag("transA") {
-                w.op("Transpose", &[x], vec![], None)
+                w.op(OpType::Transpose, &[x], vec![], None)
             } else {
                 x.to_string()
             };
             let b_in = input(n, 1)?;
             let b = if flag("transB") {
-                w.op("Transpose", &[b_in], vec![], None)
+                w.op(OpType::Transpose, &[b_in], vec![], None)
             } else {
                 b_in.to_string()
             };
             let alpha = attr(n, "alpha").and_then(|a| a.f).unwrap_or(1.0);
             if alpha == 1.0 {
-                w.op("MatMul", &[&a, &b], vec![], Some(&out));
+                w.op(OpType::MatMul, &[&a, &b], vec![], Some(&out));
             } else {
-                let m = w.op("MatMul", &[&a, &b], vec![], None);
+                let m = w.op(OpType::MatMul, &[&a, &b], vec![], None);
                 let k = w.scalar(alpha);
-                w.op("Mul", &[&m, &k], vec![], Some(&out));
+                w.op(OpType::Mul, &[&m, &k], vec![], Some(&out));
             }
         }
         "BiasSoftmax" => {
-            let s = w.op("Add", &[x, input(n, 1)?], vec![], None);
+            let s = w.op(OpType::Add, &[x, input(n, 1)?], vec![], None);
             let axis = attr(n, "axis").and_then(|a| a.i).unwrap_or(-1);
             w.op(
-                "Softmax",
+                OpType::Softmax,
                 &[&s],
                 vec![attribute("axis", &AttrValue::Int(axis))],
                 Some(&out),
             );
         }
         "BiasDropout" => {
-            let s = w.op("Add", &[x, input(n, 1)?], vec![], None);
+            let s = w.op(OpType::Add, &[x, input(n, 1)?], vec![], None);
             match input(n, 2) {
                 Some(residual) => {
-                    let d = w.op("Dropout", &[&s], vec![], None);
-                    w.op("Add", &[&d, residual], vec![], Some(&out));
+                    let d = w.op(OpType::Dropout, &[&s], vec![], None);
+                    w.op(OpType::Add, &[&d, residual], vec![], Some(&out));
                 }
                 None => {
-                    w.op("Dropout", &[&s], vec![], Some(&out));
+                    w.op(OpType::Dropout, &[&s], vec![], Some(&out));
                 }
             }
         }
         "QuickGelu" => {
             let alpha = attr(n, "alpha").and_then(|a| a.f).unwrap_or(1.702);
             let k = w.scalar(alpha);
-            let s = w.op("Mul", &[x, &k], vec![], None);
-            let g = w.op("Sigmoid", &[&s], vec![], None);
-            w.op("Mul", &[x, &g], vec![], Some(&out));
+            let s = w.op(OpType::Mul, &[x, &k], vec![], None);
+            let g = w.op(OpType::Sigmoid, &[&s], vec![], None);
+            w.op(OpType::Mul, &[x, &g], vec![], Some(&out));
         }
         "SkipLayerNormalization" => {
-            let mut s = w.op("Add", &[x, input(n, 1)?], vec![], None);
+            let mut s = w.op(OpType::Add, &[x, input(n, 1)?], vec![], None);
             if let Some(bias) = input(n, 4) {
-                s = w.op("Add", &[&s, bias], vec![], None);
+                s = w.op(OpType::Add, &[&s, bias], vec![], None);
             }
             let mut ln_inputs = vec![s.as_str(), input(n, 2)?];
             ln_inputs.extend(input(n, 3));
             let mut ln_attrs = vec![attribute("axis", &AttrValue::Int(-1))];
             ln_attrs.extend(attr(n, "epsilon").cloned());
-            w.op("LayerNormalization", &ln_inputs, ln_attrs, Some(&out));
+            w.op(OpType::LayerNormalization, &ln_inputs, ln_attrs, Some(&out));
         }
         "Gelu" => w.gelu_erf(x, &out),
         "BiasGelu" => {
-            let s = w.op("Add", &[x, input(n, 1)?], vec![], None);
+            let s = w.op(OpType::Add, &[x, input(n, 1)?], vec![], None);
             w.gelu_erf(&s, &out);
         }
         "FastGelu" => {
             let s = match input(n, 1) {
-                Some(bias) => w.op("Add", &[x, bias], vec![], None),
+                Some(bias) => w.op(OpType::Add, &[x, bias], vec![], None),
                 None => x.to_string(),
             };
             w.gelu_tanh(&s, &out);

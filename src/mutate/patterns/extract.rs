@@ -21,7 +21,7 @@ use super::{
 use super::{PatternNode, Pin, PinValue, Source, LIBRARY_VERSION};
 use crate::emit::onnx::pb;
 use crate::ops::pattern_roles::{NodeView, PinRoles};
-use crate::ops::registry;
+use crate::ops::{registry, OpType};
 use crate::reference::onnx_models::tensor_from_proto;
 use petgraph::unionfind::UnionFind;
 use prost::Message;
@@ -202,8 +202,8 @@ fn covered_domain(n: &pb::NodeProto) -> bool {
     default_domain(n)
         || (n.domain.as_deref() == Some("com.microsoft")
             && matches!(
-                n.op_type.as_deref(),
-                Some("QuantizeLinear" | "DequantizeLinear")
+                n.op_type.as_deref().and_then(OpType::parse),
+                Some(OpType::QuantizeLinear | OpType::DequantizeLinear)
             ))
 }
 

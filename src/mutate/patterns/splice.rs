@@ -17,7 +17,7 @@ use crate::gen::insert::{as_drawn, pick, Generator, Plan};
 use crate::gen::menu::Choice;
 use crate::gen::Menu;
 use crate::ir::{DType, NodeKind, ValueRef};
-use crate::ops::{registry, SpecId, ValueDomain, MAX_RANK};
+use crate::ops::{registry, OpType, SpecId, ValueDomain, MAX_RANK};
 use arbitrary::Unstructured;
 use petgraph::stable_graph::NodeIndex;
 use std::collections::BTreeSet;
@@ -281,7 +281,7 @@ fn splice_once<'m>(
 }
 
 /// Ops appended after a pattern whose result nothing reads.
-const CONSUMERS: [&str; 2] = ["Neg", "Abs"];
+const CONSUMERS: [OpType; 2] = [OpType::Neg, OpType::Abs];
 
 /// Most of the time, gives the unread output 0 of `last` a consumer: many fusions leave a
 /// node alone whose output is a graph output (ONNX Runtime's `CheckOutputEdges`), so a
@@ -297,7 +297,7 @@ fn consume(gen: &mut Generator, menu: &Menu, u: &mut Unstructured, last: NodeInd
     let dtype = gen.graph.ty(v).dtype;
     let choices: Vec<(SpecId, Choice)> = CONSUMERS
         .iter()
-        .flat_map(|op| options(menu, op, None, &[Some(dtype)]))
+        .flat_map(|op| options(menu, op.name(), None, &[Some(dtype)]))
         .collect();
     if choices.is_empty() {
         return false;
