@@ -15,8 +15,8 @@
 //! times pure generation's coverage in `dlcfuzz bench feedback` (300 s, seed 1).
 //! One mutation in [`FALLBACK_ONE_IN`], and every mutation
 //! and crossover of an input without structure ([`Input::OnnxFile`]), is libFuzzer's own (the
-//! caller's fallback, `libfuzzer_sys::fuzzer_mutate`). Everything is a function of the seed,
-//! as libFuzzer requires.
+//! caller's fallback, `libfuzzer_sys::fuzzer_mutate`). Everything is a function of the seed
+//! and the input, as libFuzzer requires.
 
 use super::Input;
 use crate::gen::{CONFIG_BYTES, CONFIG_FIELDS, STEP_BYTES};
@@ -43,8 +43,8 @@ pub struct Mutator {
     /// Header bytes before the graph recipe; `None` for an input without structure.
     header: Option<usize>,
     /// Every mutation and crossover a [`Mutation::Fresh`] recipe: pure generation inside
-    /// libFuzzer's loop (the parent is never read), the baseline a guided run is measured
-    /// against at equal time in the same binary.
+    /// libFuzzer's loop (the parent's bytes only salt the random stream, [`salted`]), the
+    /// baseline a guided run is measured against at equal time in the same binary.
     fresh_only: bool,
 }
 
@@ -234,6 +234,18 @@ fn mutate_field(field: &mut [u8], rng: &mut ChaCha8Rng) {
     }
 }
 
+/// The random stream of one mutation: libFuzzer's `seed` salted with the parents' bytes. A
+/// fork-mode run started with `-seed=N` hands every job the same seeds in the same order, so a
+/// stream of the seed alone would make every job's fresh recipes the same (a pure-generation
+/// run that repeats itself; the 30-minute table in `docs/feedback-measurements.md`); salted,
+/// the stream differs with the parent and stays a function of the seed and the input.
+fn salted(seed: u32, parents: &[&[u8]]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    parents.hash(&mut h);
+    h.finish() ^ u64::from(seed)
+}
+
 /// Copies `bytes` to the start of `out` and returns their length.
 fn write(out: &mut [u8], bytes: &[u8]) -> usize {
     out[..bytes.len()].copy_from_slice(bytes);
@@ -294,7 +306,7 @@ impl Mutator {
         seed: u32,
         fallback: &mut Fallback<'_>,
     ) -> usize {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        let mut rng = ChaCha8Rng::seed_from_u64(salted(seed, &[&data[..size]]));
         if let (Some(header), true) = (self.header, self.fresh_only) {
             return write(data, &Self::fresh(header, max_size, &mut rng));
         }
@@ -326,7 +338,7 @@ impl Mutator {
             let n = write(out, &a[..a.len().min(out.len())]);
             return fallback(out, n, out.len());
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(seed.into());
+        let mut rng = ChaCha8Rng::seed_from_u64(salted(seed, &[a, b]));
         if self.fresh_only {
             return write(out, &Self::fresh(header, out.len(), &mut rng));
         }
@@ -501,24 +513,28 @@ mod tests {
     }
 
     #[test]
-    fn fresh_only_never_reads_the_parent_nor_falls_back() {
+    fn fresh_only_makes_full_size_recipes_that_differ_by_parent() {
         let fresh = graph().fresh_only();
         let (a, b) = (
             bytes(5, HEAD + 3 * STEP_BYTES),
             bytes(6, HEAD + 9 * STEP_BYTES),
         );
+        let mut differ = 0;
         for seed in 0..200u32 {
             let (from_a, fell_back) = mutated(fresh, &a, 4096, seed);
             assert!(!fell_back, "seed {seed}");
             assert_eq!(from_a.len(), FRESH_LEN, "seed {seed}");
-            // The same seed gives the same recipe whatever the parent: it is never read.
-            assert_eq!(from_a, mutated(fresh, &b, 4096, seed).0, "seed {seed}");
+            assert_eq!(from_a, mutated(fresh, &a, 4096, seed).0, "seed {seed}");
+            // The parent salts the stream: another parent, another recipe for the same seed
+            // (every job of a fork-mode run with `-seed` sees the same seeds).
+            differ += usize::from(from_a != mutated(fresh, &b, 4096, seed).0);
             let mut out = vec![0; 4096];
             let n = fresh.crossover(&a, &b, &mut out, seed, &mut |_, _, _| {
                 panic!("fresh-only crossover fell back")
             });
-            assert_eq!(out[..n], from_a[..], "seed {seed}");
+            assert_eq!(n, FRESH_LEN, "seed {seed}");
         }
+        assert_eq!(differ, 200);
         let (small, _) = mutated(fresh, &a, HEAD + 2 * STEP_BYTES, 1);
         assert!(small.len() <= HEAD + 2 * STEP_BYTES && aligned(&small));
     }
