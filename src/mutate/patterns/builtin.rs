@@ -47,6 +47,17 @@ impl Builder {
     }
 }
 
+/// `Q → DQ` of the data and a dequantized weight into `op`, its result quantized again:
+/// the node group a QDQ selector turns into the quantized `op`.
+fn dequantized_weight_op(b: &mut Builder, op: OpType) {
+    let q = b.op(OpType::QuantizeLinear, &[x(0)]);
+    let d = b.op(OpType::DequantizeLinear, &[q]);
+    let wd = b.op(OpType::DequantizeLinear, &[w()]);
+    let y = b.op(op, &[d, wd]);
+    let q2 = b.op(OpType::QuantizeLinear, &[y]);
+    b.op(OpType::DequantizeLinear, &[q2]);
+}
+
 /// Data input `slot` has rank `rank`.
 fn rank(slot: usize, rank: usize) -> Pin {
     Pin::Rank { slot, rank }
@@ -342,20 +353,10 @@ const ENTRIES: &[Entry] = &[
         b.op(OpType::DequantizeLinear, &[q2]);
     }),
     ("qdq_conv", "QDQSelectorActionTransformer", |b| {
-        let q = b.op(OpType::QuantizeLinear, &[x(0)]);
-        let d = b.op(OpType::DequantizeLinear, &[q]);
-        let wd = b.op(OpType::DequantizeLinear, &[w()]);
-        let c = b.op(OpType::Conv, &[d, wd]);
-        let q2 = b.op(OpType::QuantizeLinear, &[c]);
-        b.op(OpType::DequantizeLinear, &[q2]);
+        dequantized_weight_op(b, OpType::Conv)
     }),
     ("qdq_matmul", "QDQSelectorActionTransformer", |b| {
-        let q = b.op(OpType::QuantizeLinear, &[x(0)]);
-        let d = b.op(OpType::DequantizeLinear, &[q]);
-        let wd = b.op(OpType::DequantizeLinear, &[w()]);
-        let m = b.op(OpType::MatMul, &[d, wd]);
-        let q2 = b.op(OpType::QuantizeLinear, &[m]);
-        b.op(OpType::DequantizeLinear, &[q2]);
+        dequantized_weight_op(b, OpType::MatMul)
     }),
     ("qdq_add", "QDQSelectorActionTransformer", |b| {
         let q = b.op(OpType::QuantizeLinear, &[x(0)]);
