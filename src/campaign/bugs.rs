@@ -92,9 +92,7 @@ pub fn op_classes(case: &TestCase) -> Vec<String> {
 /// ([`crate::ops::OpSpec::moves_data`]): in a reduced case it is there to give the op at fault
 /// its shapes (a broadcast, a stride), so it does not tell two bugs apart.
 fn moves_data(op: &str) -> bool {
-    crate::ops::registry()
-        .iter()
-        .any(|s| s.op_type() == op && s.moves_data())
+    crate::ops::specs_of_op_type(op).any(|(_, s)| s.moves_data())
 }
 
 /// `ops` without the data movement, unless nothing else is left.

@@ -49,10 +49,8 @@ impl LegacyForm {
     /// The older forms of op type `op_type` (every spec of it), nothing for an op the
     /// registry does not declare.
     pub fn of(op_type: &str) -> LegacyForm {
-        super::registry()
-            .iter()
-            .filter(|spec| spec.op_type() == op_type)
-            .map(|spec| spec.legacy_form())
+        super::specs_of_op_type(op_type)
+            .map(|(_, spec)| spec.legacy_form())
             .fold(LegacyForm::default(), LegacyForm::or)
     }
 }

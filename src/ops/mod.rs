@@ -461,6 +461,18 @@ pub fn spec_of_op_type(op_type: &str) -> Option<&'static dyn OpSpec> {
     index.get(op_type).map(|&i| registry()[i].as_ref())
 }
 
+/// Every spec that emits `op_type`, with its id, in registry order (one op type may have
+/// several specs: what one asks of an op type is what its specs say together).
+pub fn specs_of_op_type(
+    op_type: &str,
+) -> impl Iterator<Item = (SpecId, &'static dyn OpSpec)> + use<'_> {
+    registry()
+        .iter()
+        .enumerate()
+        .filter(move |(_, spec)| spec.op_type() == op_type)
+        .map(|(i, spec)| (i, spec.as_ref()))
+}
+
 /// Looks a spec up by name.
 pub fn spec_id(name: &str) -> Option<SpecId> {
     registry().iter().position(|s| s.name() == name)

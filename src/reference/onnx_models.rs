@@ -20,7 +20,7 @@ use super::{apply_typed, convert, RefError};
 use crate::emit::onnx::{dtype_of_code, pb};
 use crate::ir::{Buffer, DType, Tensor};
 use crate::ops::legacy::LegacyForm;
-use crate::ops::{registry, AttrValue, OpType};
+use crate::ops::{registry, specs_of_op_type, AttrValue, OpType};
 use half::f16;
 use prost::Message;
 use std::collections::HashMap;
@@ -451,18 +451,15 @@ fn output_dtypes(
                 _ => None,
             })
     };
-    let given: Vec<Option<DType>> = inputs.to_vec();
     let signed = || {
-        registry()
-            .iter()
-            .filter(|spec| spec.op_type() == op)
-            .flat_map(|spec| spec.sigs())
+        specs_of_op_type(op)
+            .flat_map(|(_, spec)| spec.sigs())
             .find(|sig| {
                 sig.inputs
                     .iter()
                     .copied()
                     .map(Some)
-                    .eq(given.iter().copied())
+                    .eq(inputs.iter().copied())
             })
             .and_then(|sig| sig.outputs.first().copied())
     };

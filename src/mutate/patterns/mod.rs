@@ -162,10 +162,7 @@ impl Pattern {
 
 /// The specs whose ONNX op type is `op_type`.
 pub fn specs_for(op_type: &str) -> Vec<SpecId> {
-    registry()
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.op_type() == op_type)
+    crate::ops::specs_of_op_type(op_type)
         .map(|(i, _)| i)
         .collect()
 }
