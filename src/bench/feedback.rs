@@ -62,6 +62,10 @@ pub fn feedback(target: &str, time: Duration, seed: u64, out: &Path) -> Result<V
         program: program.clone(),
         guided,
     };
+    // Both sides run at once: each host gets its share of the cores for Inductor's C++
+    // compile workers, or a side whose programs compile many kernels in parallel takes the
+    // other side's CPU (and its own campaign's `share_cores(1)` would give it every core).
+    crate::backend::python::share_cores(SIDES.len());
     let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = SIDES
             .iter()

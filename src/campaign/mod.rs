@@ -9,7 +9,6 @@ pub mod finding;
 pub mod history;
 pub mod known;
 pub mod launch;
-pub mod novelty;
 pub mod pool;
 pub mod post;
 pub mod replay;

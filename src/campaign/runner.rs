@@ -20,7 +20,6 @@
 use super::executor::{Death, Executor, Outcome, Request};
 use super::finding::Envelope;
 use super::finding::{self, read_count, write_count};
-use super::novelty::{self, NoveltyState};
 use super::pool::{PassPool, PoolState};
 use super::worker::Isolation;
 use super::Stats;
@@ -143,9 +142,6 @@ struct State {
     /// output site has come, in powers of two.
     #[serde(default)]
     near_misses: BTreeSet<String>,
-    /// What the novelty schedule has learnt of input contents ([`super::novelty`]).
-    #[serde(default)]
-    novelty: NoveltyState,
 }
 
 struct Shared {
@@ -179,26 +175,12 @@ fn set_level_byte(bytes: &mut [u8], policy: &LevelPolicy, seed: u64, index: u64)
 /// recipe…, at most `len` bytes long; a few bytes overwritten otherwise), as the libFuzzer
 /// targets mutate.
 pub fn input(seed: u64, index: u64, len: usize, corpus: &[Vec<u8>], mutator: Mutator) -> Vec<u8> {
-    input_choosing(
-        seed,
-        index,
-        len,
-        corpus,
-        mutator,
-        |rng| rng.random_range(0..corpus.len()),
-        random_bytes,
-    )
+    input_choosing(seed, index, len, corpus, mutator, |rng| {
+        rng.random_range(0..corpus.len())
+    })
 }
 
-/// `len` random bytes from `rng`.
-fn random_bytes(len: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<u8> {
-    let mut bytes = vec![0u8; len];
-    rng.fill(bytes.as_mut_slice());
-    bytes
-}
-
-/// [`input`] with the corpus entry to mutate chosen by `choose` and a fresh input of a
-/// length made by `fresh`.
+/// [`input`] with the corpus entry to mutate chosen by `choose`.
 fn input_choosing(
     seed: u64,
     index: u64,
@@ -206,7 +188,6 @@ fn input_choosing(
     corpus: &[Vec<u8>],
     mutator: Mutator,
     choose: impl FnOnce(&mut rand_chacha::ChaCha8Rng) -> usize,
-    fresh: impl FnOnce(usize, &mut rand_chacha::ChaCha8Rng) -> Vec<u8>,
 ) -> Vec<u8> {
     let mut rng =
         rand_chacha::ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index);
@@ -229,7 +210,9 @@ fn input_choosing(
         data.truncate(size);
         data
     } else {
-        fresh(len, &mut rng)
+        let mut bytes = vec![0u8; len];
+        rng.fill(bytes.as_mut_slice());
+        bytes
     }
 }
 
@@ -474,10 +457,6 @@ fn record(
         new_feature |= pool.record(&mut s.state.pool, &outcome.fired, passed);
     }
     s.state.stats.compiler_coverage = s.state.fired_ops.len() + s.state.py_lines.len();
-    if let Some(preview) = config.guided.then(|| previewer(config)).flatten() {
-        let admitted = new_feature && outcome.death.is_none();
-        s.state.novelty.record(&preview(bytes), admitted);
-    }
     if new_feature && outcome.death.is_none() && config.guided {
         let name = format!("{:08}.bin", s.state.next_index);
         let _ = std::fs::write(config.out.join(CORPUS).join(&name), bytes);
@@ -505,15 +484,6 @@ fn save(config: &CampaignConfig, s: &mut Shared, csv: bool) {
     }
 }
 
-/// The campaign's reader of an input's content, when its target has one and novelty is
-/// fed back ([`super::novelty`]).
-fn previewer(config: &CampaignConfig) -> Option<impl Fn(&[u8]) -> Vec<String> + '_> {
-    let target = crate::targets::by_name(&config.target.name).ok()?;
-    let max_nodes = config.target.max_nodes;
-    target.preview(max_nodes, &[]).filter(|_| novelty::fed())?;
-    Some(move |bytes: &[u8]| target.preview(max_nodes, bytes).unwrap_or_default())
-}
-
 /// Input `index` of the campaign: [`input`], or in a pattern campaign the pool's choice of
 /// parent and aim.
 fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, mutator: Mutator) -> Vec<u8> {
@@ -531,20 +501,9 @@ fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, mutator: Muta
             s.chooser = weights.map(|w| (w, Instant::now()));
         }
         let chooser = s.chooser.as_ref().map(|(w, _)| w);
-        let novelty = &s.state.novelty;
-        let fresh = |len: usize, rng: &mut rand_chacha::ChaCha8Rng| match previewer(config) {
-            Some(preview) => novelty.choose(len, rng, preview),
-            None => random_bytes(len, rng),
-        };
-        return input_choosing(
-            seed,
-            index,
-            len,
-            &s.corpus,
-            mutator,
-            |rng| chooser.map_or(0, |w| w.sample(rng)),
-            fresh,
-        );
+        return input_choosing(seed, index, len, &s.corpus, mutator, |rng| {
+            chooser.map_or(0, |w| w.sample(rng))
+        });
     };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ index.rotate_left(29) ^ 0x9001);
     let Shared {
@@ -553,15 +512,9 @@ fn next_input(config: &CampaignConfig, s: &mut Shared, index: u64, mutator: Muta
         corpus_names,
         ..
     } = s;
-    let mut bytes = input_choosing(
-        seed,
-        index,
-        len,
-        corpus,
-        mutator,
-        |_| pool.parent(&state.pool, corpus_names, &mut rng),
-        random_bytes,
-    );
+    let mut bytes = input_choosing(seed, index, len, corpus, mutator, |_| {
+        pool.parent(&state.pool, corpus_names, &mut rng)
+    });
     pool.aim(&mut state.pool, &mut bytes, &mut rng);
     bytes
 }
@@ -894,49 +847,6 @@ mod tests {
             vec![b"opens".to_vec()]
         };
         assert_eq!(s.corpus, admitted);
-    }
-
-    #[test]
-    fn a_guided_torch_compile_campaign_learns_what_paid_and_draws_fresh_inputs_by_it() {
-        let out = tempfile::tempdir().expect("temp dir");
-        let mut config = guided_config(out.path(), "torch_compile_cpu");
-        config.input_len = 400;
-        let mut s = fresh_shared();
-        let (tx, _rx) = mpsc::channel();
-        let first = input(1, 0, 400, &[], config.mutator());
-        let outcome = Outcome {
-            verdict: Verdict::Pass,
-            nodes: 0,
-            ops: String::new(),
-            fired: Vec::new(),
-            coverage: vec![7],
-            new_finding: None,
-            death: None,
-            near_miss: None,
-        };
-        record(&config, &mut s, &first, &outcome, &tx, "eager");
-        if !novelty::fed() {
-            assert!(s.state.novelty.tested.is_empty());
-            return;
-        }
-        let keys = previewer(&config).expect("torch.compile inputs are read ahead")(&first);
-        for k in &keys {
-            assert_eq!(s.state.novelty.tested[k], 1, "{k}");
-            assert_eq!(
-                s.state.novelty.paid[k], 1,
-                "{k}: the test joined the corpus"
-            );
-        }
-        // With the corpus empty every input is fresh: the novelty schedule's pick, not the
-        // plain stream's.
-        s.corpus.clear();
-        let chosen = next_input(&config, &mut s, 1, config.mutator());
-        assert_eq!(chosen.len(), 400);
-        assert_eq!(chosen, next_input(&config, &mut s, 1, config.mutator()));
-        let mut rng =
-            rand_chacha::ChaCha8Rng::seed_from_u64(1u64.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 1);
-        let preview = previewer(&config).expect("read ahead");
-        assert_eq!(chosen, s.state.novelty.choose(400, &mut rng, preview));
     }
 
     #[test]

@@ -453,19 +453,6 @@ impl TargetInfo {
         std::time::Duration::from_secs_f64((3.0 * self.test_seconds).max(30.0))
     }
 
-    /// What input `bytes` tests, read from the bytes alone (nothing runs): the keys a
-    /// campaign's novelty schedule values ([`crate::campaign::novelty`]), for graphs of up to
-    /// `max_nodes` operators. `None` where the campaign cannot read an input ahead: the
-    /// targets whose content depends on what the backend was probed to support at run time.
-    pub fn preview(&self, max_nodes: usize, bytes: &[u8]) -> Option<Vec<String>> {
-        let compiler = match self.name {
-            "torch_compile_cpu" | "torch_compile_cuda" => compile_mode::Compiler::Inductor,
-            "torch_compile_openvino" => compile_mode::Compiler::OpenVino,
-            _ => return None,
-        };
-        Some(torch_compile::preview(compiler, max_nodes, bytes))
-    }
-
     /// Whether its test cases are PyTorch programs (TorchScript, torch.compile, the ONNX
     /// exporter) rather than ONNX models: what a finding's report speaks of.
     pub fn compiles_programs(&self) -> bool {
@@ -945,32 +932,6 @@ mod tests {
         assert!(reduce_budget("no_such_target", None)
             .unwrap_err()
             .contains("the targets are"));
-    }
-
-    #[test]
-    fn a_torch_compile_input_is_read_ahead_as_its_rows_and_mode() {
-        let row = by_name("torch_compile_cpu").unwrap();
-        let mut bytes = vec![0u8; 600];
-        for (i, b) in bytes.iter_mut().enumerate() {
-            *b = (i * 131 % 251) as u8;
-        }
-        let keys = row
-            .preview(8, &bytes)
-            .expect("torch.compile inputs are read ahead");
-        let rows = keys.iter().filter(|k| !k.starts_with("mode:")).count();
-        assert!(rows > 0, "{keys:?}");
-        assert_eq!(keys.iter().filter(|k| k.starts_with("mode:")).count(), 1);
-        let known = |k: &&String| {
-            let name = k.rsplit_once(':').map_or("", |(row, _)| row);
-            k.starts_with("mode:") || crate::torch::ops::by_name(name).is_some()
-        };
-        assert!(keys.iter().all(|k| known(&k)), "{keys:?}");
-        assert_eq!(
-            row.preview(8, &bytes),
-            Some(keys),
-            "a function of the bytes"
-        );
-        assert_eq!(by_name("ort_cpu").unwrap().preview(8, &bytes), None);
     }
 
     #[test]

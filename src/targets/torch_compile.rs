@@ -149,17 +149,6 @@ impl FuzzTarget for TorchCompileHarness {
     }
 }
 
-/// What input `bytes` of a torch.compile target compiled by `compiler` tests, read without
-/// running it: its programs' (row, element type) keys and its mode's label
-/// ([`crate::targets::TargetInfo::preview`]).
-pub fn preview(compiler: Compiler, max_ops: usize, bytes: &[u8]) -> Vec<String> {
-    let ([m], rest) = padded_head::<1>(bytes);
-    let (_, generated) = SurfaceSource::new(max_ops, COMPONENTS).decode(rest);
-    let mut keys = generated.content();
-    keys.push(format!("mode:{}", Mode::of(m, compiler).label()));
-    keys
-}
-
 /// `torch_compile_cpu`: eager vs `torch.compile` (Inductor, C++) on the CPU.
 pub fn build_cpu(config: &TargetConfig) -> Result<Box<dyn FuzzTarget>, String> {
     Ok(Box::new(TorchCompileHarness::on("cpu", config.max_nodes)?))

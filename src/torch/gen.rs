@@ -44,21 +44,6 @@ pub struct TorchProgram {
     pub weights: BTreeSet<Var>,
 }
 
-impl TorchProgram {
-    /// What the program tests, as keys: each operator row with its result's element type
-    /// (`matmul:f16`), in statement order (what a campaign's novelty schedule values,
-    /// [`crate::campaign::novelty`]).
-    pub fn content(&self) -> Vec<String> {
-        self.producers
-            .iter()
-            .map(|(var, row)| {
-                let scalar = self.program.types.get(var).map(|t| t.scalar);
-                format!("{row}:{}", scalar.map_or("?", ScalarType::torch_name))
-            })
-            .collect()
-    }
-}
-
 /// What a compiler lacks, as probed: rows it has no conversion for (never instantiated) and,
 /// per row, the only element types it handles (a row absent here is not restricted).
 #[derive(Clone, Debug, Default)]
