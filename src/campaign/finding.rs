@@ -184,10 +184,17 @@ impl Envelope {
         )
     }
 
-    /// Reads `dir/target.json`.
+    /// Reads `dir/target.json`; a folder without one is not a finding folder, and the error
+    /// says so (a raw input replays with `dlcfuzz replay --target T FILE`).
     pub fn read(dir: &Path) -> Result<Envelope, String> {
         let path = dir.join(TARGET_JSON);
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "{} is not a finding folder: it has no {TARGET_JSON} naming the target (every folder a campaign writes has one; a raw input replays with `dlcfuzz replay --target T FILE`)",
+                dir.display()
+            ),
+            _ => format!("{}: {e}", path.display()),
+        })?;
         serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
@@ -341,6 +348,14 @@ pub fn folders_in(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_without_target_json_is_named_as_no_finding_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = Envelope::read(dir.path()).unwrap_err();
+        assert!(error.contains("is not a finding folder"), "{error}");
+        assert!(error.contains("dlcfuzz replay --target"), "{error}");
+    }
 
     /// An unreduced program finding names no op types; its live rows stand in for them, so
     /// a known row matching on an op (`any` on uint8, pytorch/pytorch#198081) matches it.

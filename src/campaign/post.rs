@@ -7,7 +7,8 @@
 //! the edits, so `dlcfuzz replay` rebuilds the reduced model from `input.bin`. A crash whose
 //! input passes alone is replayed after its worker's earlier inputs
 //! ([`super::history`]); one that comes back that way is reported unreduced, with the
-//! earlier inputs it needs.
+//! earlier inputs it needs. Progress goes to stderr: a line every [`PROGRESS_EVERY`] while
+//! candidates run, and one as each later stage starts.
 
 use super::executor::{Executor, Request};
 use super::finding::{Envelope, Report, INPUT, MODEL, NO_REPLAY, ORIGINAL_MODEL, REDUCTION_JSON};
@@ -17,7 +18,54 @@ use super::worker::{Isolated, Isolation};
 use crate::oracle::Verdict;
 use crate::reduce::{reduce, reduction_key, Reduction};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How often a reduction reports its progress on stderr.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
+/// Counts a reduction's candidates and says how far it is, at most once per
+/// [`PROGRESS_EVERY`].
+struct Progress {
+    started: Instant,
+    said: Instant,
+    budget: Duration,
+    tried: u64,
+    failing: u64,
+}
+
+impl Progress {
+    fn new(budget: Duration) -> Progress {
+        let now = Instant::now();
+        Progress {
+            started: now,
+            said: now,
+            budget,
+            tried: 0,
+            failing: 0,
+        }
+    }
+
+    /// Records one candidate's answer and reports when a report is due.
+    fn candidate(&mut self, dir: &Path, still_fails: bool) {
+        self.tried += 1;
+        self.failing += u64::from(still_fails);
+        if self.said.elapsed() >= PROGRESS_EVERY {
+            self.said = Instant::now();
+            eprintln!("{}", self.line(dir));
+        }
+    }
+
+    fn line(&self, dir: &Path) -> String {
+        format!(
+            "reducing {}: {} candidates tried, {} still fail; {} s of {} s",
+            dir.display(),
+            self.tried,
+            self.failing,
+            self.started.elapsed().as_secs(),
+            self.budget.as_secs()
+        )
+    }
+}
 
 /// How to reduce.
 pub struct PostOptions {
@@ -46,16 +94,19 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
     let inflight = dir.join(".reduce-inflight");
     let mut executor = Isolated::start(&opts.program, &envelope.target, opts.isolation, &inflight)?;
     let key = reduction_key(&report.finding.signature);
+    let mut progress = Progress::new(opts.budget);
     let mut still_fails = |edits: &[crate::reduce::Edit]| {
         let request = Request {
             bytes: bytes.clone(),
             edits: edits.to_vec(),
             save_to: None,
         };
-        matches!(
+        let fails = matches!(
             executor.execute(&request),
             Ok(outcome) if matches!(&outcome.verdict, Verdict::Found(f) if reduction_key(&f.signature) == key)
-        )
+        );
+        progress.candidate(dir, fails);
+        fails
     };
     if !still_fails(&[]) {
         drop(executor);
@@ -115,6 +166,11 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         serde_json::to_vec_pretty(&reduction).expect("serializable"),
     )
     .map_err(|e| e.to_string())?;
+    eprintln!(
+        "reduced {} with {} edits; bisecting its culprits where the target can",
+        dir.display(),
+        reduction.edits.len()
+    );
     if let Some(culprits) = target.bisect(dir, case.as_ref(), &report.finding) {
         if let Ok(c) = &culprits {
             let (_, files) = target.artifacts(&bytes, &reduction.edits, &report.finding, Some(c));
@@ -125,6 +181,10 @@ pub fn process(dir: &Path, opts: &PostOptions) -> Result<Reduction, String> {
         report.culprits = Some(culprits);
     }
     if dir.join("repro.py").exists() {
+        eprintln!(
+            "re-running {}'s repro.py on the newest release",
+            dir.display()
+        );
         report.newest = Some(recheck_on_newest(dir, &target.newest_env()));
     }
     if let Some(case) = &case {
@@ -172,4 +232,21 @@ fn finish(
     report.upstream = Some(report.upstream_for(&envelope.target.name));
     report.write(dir).map_err(|e| e.to_string())?;
     super::report_md::write(dir).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_counts_candidates_and_names_the_budget() {
+        let mut progress = Progress::new(Duration::from_secs(300));
+        for fails in [true, false, true] {
+            progress.candidate(Path::new("f"), fails);
+        }
+        assert_eq!((progress.tried, progress.failing), (3, 2));
+        let line = progress.line(Path::new("findings/f1"));
+        assert!(line.starts_with("reducing findings/f1: 3 candidates tried, 2 still fail; "));
+        assert!(line.ends_with(" s of 300 s"), "{line}");
+    }
 }

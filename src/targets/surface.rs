@@ -195,11 +195,55 @@ fn first_wrong(
     })
 }
 
-/// The clause a finding's detail gets for the row [`locate_first_wrong`] found (empty for
-/// none).
-pub fn first_wrong_clause(first: Option<&(&'static str, Var)>) -> String {
-    first.map_or(String::new(), |(row, var)| {
-        format!("; the first wrong value on its path: `{var}` ({row})")
+/// The clause a finding's detail gets for wrong output `k` of `test`: the variable
+/// [`locate_first_wrong`] found (`first`), else the output itself when a row produced it,
+/// each with its row and the element types the row read, e.g. "`v52` (argmin of u8)".
+/// Many defects hold for one element type only (a vectorized reduction on `int8` lanes), so
+/// the types tell one root cause from another and let the known-bug table match them.
+/// Empty for an output no row produced.
+pub fn first_wrong_clause(
+    test: &SurfaceTest,
+    first: Option<&(&'static str, Var)>,
+    k: usize,
+) -> String {
+    let described = |row: &str, var: &Var| {
+        let read = argument_types(test, var);
+        let of = if read.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", read.join(", "))
+        };
+        format!("`{var}` ({row}{of})")
+    };
+    match first {
+        Some((row, var)) => format!(
+            "; the first wrong value on its path: {}",
+            described(row, var)
+        ),
+        None => test
+            .program
+            .outputs
+            .get(k)
+            .and_then(|var| Some((*test.producers.get(var)?, var)))
+            .map_or(String::new(), |(row, var)| {
+                format!("; the wrong output: {}", described(row, var))
+            }),
+    }
+}
+
+/// The element types of the arguments of the statement that defines `var` in `test`, in
+/// argument order (empty when no call defines it).
+fn argument_types(test: &SurfaceTest, var: &Var) -> Vec<&'static str> {
+    let call = test.program.body.iter().find_map(|stmt| match stmt {
+        Stmt::Let { var: v, call } | Stmt::Unrolled { var: v, call, .. } if v == var => Some(call),
+        _ => None,
+    });
+    call.map_or(Vec::new(), |call| {
+        call.args
+            .iter()
+            .filter_map(|a| test.program.types.get(a))
+            .map(|t| t.scalar.short())
+            .collect()
     })
 }
 
@@ -672,7 +716,17 @@ mod tests {
         };
         let found = locate_first_wrong(&test, 0, send(true), |run| run == "ort");
         assert_eq!(found, Some(("atan2", "a".to_string())));
-        assert!(first_wrong_clause(found.as_ref()).contains("`a` (atan2)"));
+        assert!(first_wrong_clause(&test, found.as_ref(), 0).contains("`a` (atan2 of f32)"));
+        assert_eq!(
+            first_wrong_clause(&test, None, 0),
+            "; the wrong output: `c` (Asinh of f32)",
+            "no wrong value on the way: the output's own row and the types it read"
+        );
+        assert_eq!(
+            first_wrong_clause(&test, None, 5),
+            "",
+            "a gradient has no row"
+        );
         // Right on the way: the output's own row stays the name.
         assert_eq!(
             locate_first_wrong(&test, 0, send(false), |run| run == "ort"),

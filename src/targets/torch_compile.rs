@@ -447,7 +447,7 @@ impl TorchCompileHarness {
         let detail = format!(
             "{detail}{}{}",
             self.buffer_blame(test, mode, name, k),
-            first_wrong_clause(first.as_ref())
+            first_wrong_clause(test, first.as_ref(), k)
         );
         let row = first.as_ref().map_or(test.producer(k), |(row, _)| row);
         Verdict::Found(Finding {

@@ -299,7 +299,7 @@ impl OnnxExportHarness {
                     signature: format!("inconsistency:{BACKEND}:{component}:{what}:{row}"),
                     detail: format!(
                         "ONNX Runtime on the exported model against eager: {detail}{}",
-                        first_wrong_clause(first.as_ref())
+                        first_wrong_clause(test, first.as_ref(), k)
                     ),
                     blame: None,
                 })
