@@ -495,6 +495,35 @@ mod tests {
     }
 
     #[test]
+    fn a_vectorized_int8_argmin_is_known_and_a_float_one_is_not() {
+        let detail = |types: &str| {
+            format!(
+                "compile:inductor against eager: output 13: 7.688e3× the f32 tolerance; gone with \
+                 Inductor's vectorization switched ({{\"cpp.simdlen\": 1}}); the first wrong \
+                 value on its path: `v52` (argmin of {types})"
+            )
+        };
+        let seen = |detail: &str| {
+            Upstream::of(&Observed {
+                target: "torch_compile_cpu",
+                signature: "inconsistency:torch.compile:inductor:static:fwd:once:value:argmin",
+                detail,
+                ..Observed::default()
+            })
+        };
+        let known = seen(&detail("u8"));
+        assert!(
+            known.describe().contains("pytorch/pytorch/issues/191499"),
+            "{known:?}"
+        );
+        assert_eq!(
+            seen(&detail("f32")),
+            Upstream::New,
+            "float lanes are not zero-filled"
+        );
+    }
+
+    #[test]
     fn the_relu_clip_fusion_finding_is_known() {
         let culprits = vec!["FuseReluClip".to_string()];
         let seen = Observed {
