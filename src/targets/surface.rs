@@ -7,7 +7,7 @@ use crate::backend::python::frame::Frame;
 use crate::backend::python::{runs, PythonHost, Run};
 use crate::ir::{ScalarType, Tensor};
 use crate::mutate::program::render::{render, Dialect, ENTRY};
-use crate::mutate::program::{Program, ProgramPlan, Stmt, Var};
+use crate::mutate::program::{Call, Program, ProgramPlan, Stmt, Var};
 use crate::oracle::accuracy::{error, judge, Evidence, Judgement};
 use crate::oracle::{Skip, Verdict};
 use crate::reduce::program::{dropped_mutations, Outline, ProgramEdit};
@@ -50,6 +50,17 @@ impl From<crate::torch::gen::TorchProgram> for SurfaceTest {
 }
 
 impl SurfaceTest {
+    /// The call of the top-level statement that defines `var` (a row's or an adapter's),
+    /// if one does.
+    pub fn call_defining(&self, var: &Var) -> Option<&Call> {
+        self.program.body.iter().find_map(|stmt| match stmt {
+            Stmt::Let { var: v, call } | Stmt::Unrolled { var: v, call, .. } if v == var => {
+                Some(call)
+            }
+            _ => None,
+        })
+    }
+
     /// The parameters' values (carrier types) with their torch types, in call order.
     pub fn inputs(&self) -> Vec<(&Tensor, ScalarType)> {
         self.program
@@ -234,11 +245,7 @@ pub fn first_wrong_clause(
 /// The element types of the arguments of the statement that defines `var` in `test`, in
 /// argument order (empty when no call defines it).
 fn argument_types(test: &SurfaceTest, var: &Var) -> Vec<&'static str> {
-    let call = test.program.body.iter().find_map(|stmt| match stmt {
-        Stmt::Let { var: v, call } | Stmt::Unrolled { var: v, call, .. } if v == var => Some(call),
-        _ => None,
-    });
-    call.map_or(Vec::new(), |call| {
+    test.call_defining(var).map_or(Vec::new(), |call| {
         call.args
             .iter()
             .filter_map(|a| test.program.types.get(a))
@@ -547,19 +554,9 @@ pub fn profiled(
     for (k, (var, value)) in everything.outputs.iter().zip(eager).enumerate() {
         let want = &test.program.types[var];
         if dtypes.get(k).copied().flatten() != Some(want.scalar) || value.shape != want.shape {
-            let statement = test.program.body.iter().find_map(|s| match s {
-                Stmt::Let { var: v, call } if v == var => Some(call.template.clone()),
-                _ => None,
-            });
-            let args: Vec<String> = test
-                .program
-                .body
-                .iter()
-                .find_map(|s| match s {
-                    Stmt::Let { var: v, call } if v == var => Some(call.args.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default()
+            let call = test.call_defining(var);
+            let args: Vec<String> = call
+                .map_or(&[][..], |c| &c.args)
                 .iter()
                 .map(|a| test.program.types[a].to_string())
                 .collect();
@@ -567,7 +564,7 @@ pub fn profiled(
                 "type prediction: {var} is {:?}{:?}, predicted {want}, in {} over {}",
                 dtypes.get(k).copied().flatten(),
                 value.shape,
-                statement.unwrap_or_default(),
+                call.map_or("", |c| &c.template),
                 args.join(", ")
             )));
         }
